@@ -1,0 +1,273 @@
+/**
+ * The typed X Ads API client: OAuth 1.0a signing of every attempt, node:http transport with
+ * keep-alive, client-side rate limiting per endpoint family, retries through p-retry, and
+ * typed errors. Resource methods live in src/api/resources/*.ts and call `call()`.
+ */
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { Credentials } from './credentials.js';
+import { parseErrorBody, envelopeSchema, type Envelope } from './envelope.js';
+import {
+  ApiRequestError,
+  ApiValidationError,
+  AuthError,
+  ForbiddenError,
+  NetworkError,
+  NotFoundError,
+  RateLimitedError,
+  RetryableHttpError,
+  type HttpErrorContext,
+} from './errors.js';
+import { sendHttp, type HttpMethod, type HttpResponse } from './http.js';
+import { percentEncode, signRequest, type ParamPair, type TokenCredentials } from './oauth1.js';
+import { RateLimiter, readRateLimitHeaders, DEFAULT_RATE_LIMITS, type EndpointFamily, type RateLimitSettings } from './rate-limiter.js';
+import { withRetry, DEFAULT_RETRY, type RetryEvent, type RetrySettings } from './retry.js';
+import { silentLogger } from '../logging/logger.js';
+import { registerSecrets } from '../logging/secrets.js';
+
+export const DEFAULT_ADS_URL = 'https://ads-api.x.com';
+export const DEFAULT_API_URL = 'https://api.x.com';
+export const DEFAULT_TIMEOUT_MS = 60_000;
+
+export type QueryValue = string | number | boolean | undefined;
+
+export interface ApiCall {
+  method: HttpMethod;
+  /** Path beginning with a slash, e.g. /12/accounts/abc. Path segments must already be encoded. */
+  path: string;
+  query?: Readonly<Record<string, QueryValue>>;
+  /** A JSON body: a Buffer built once by the caller (reused on every retry) or a value to serialize once. */
+  json?: unknown;
+  /** An application/x-www-form-urlencoded body (signed, unlike JSON). */
+  form?: readonly ParamPair[];
+  family: EndpointFamily;
+  /** Which address: the Ads API (default) or the platform's OAuth endpoints. */
+  base?: 'ads' | 'api';
+  /** Extra oauth_* protocol parameters (oauth_callback, oauth_verifier). */
+  oauthParams?: Readonly<Record<string, string>>;
+  /** Sign with this token instead of the client's; null signs without a token. */
+  token?: TokenCredentials | null;
+  /** HTTP Basic credentials instead of OAuth (oauth2/token only). */
+  basicAuth?: { user: string; password: string };
+}
+
+export interface ClientStats {
+  requests: number;
+  retries: number;
+  byFamily: Partial<Record<EndpointFamily, number>>;
+}
+
+export interface AdsApiClientOptions {
+  credentials: Credentials;
+  adsUrl?: string;
+  apiUrl?: string;
+  timeoutMs?: number;
+  retry?: Partial<RetrySettings>;
+  rateLimits?: RateLimitSettings;
+  logger?: Logger;
+  /** Aborts waits and requests in flight (used on shutdown). */
+  signal?: AbortSignal;
+  onRetry?: (event: RetryEvent & { call: ApiCall }) => void;
+}
+
+/** A raw answer that was 2xx; the body is not yet interpreted. */
+export interface RawAnswer {
+  status: number;
+  headers: HttpResponse['headers'];
+  body: Buffer;
+}
+
+function headerValue(headers: HttpResponse['headers'], name: string): string | undefined {
+  const raw = headers[name];
+  return Array.isArray(raw) ? raw[0] : raw;
+}
+
+/** Retry-After: delta seconds or an HTTP date, as epoch ms. */
+function retryAfter(headers: HttpResponse['headers'], now: number): number | undefined {
+  const raw = headerValue(headers, 'retry-after');
+  if (!raw) return undefined;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds)) return now + seconds * 1000;
+  const date = Date.parse(raw);
+  return Number.isFinite(date) ? date : undefined;
+}
+
+function parseJsonBody(body: Buffer): unknown {
+  if (body.length === 0) return undefined;
+  try {
+    return JSON.parse(body.toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Maps a non-2xx answer to its typed error. */
+export function errorForAnswer(method: string, path: string, answer: HttpResponse, now = Date.now()): Error {
+  const { errors, operationErrors } = parseErrorBody(parseJsonBody(answer.body));
+  const ctx: HttpErrorContext = { method, path, status: answer.status, errors };
+  const s = answer.status;
+  if (s === 400) return new ApiValidationError(ctx, operationErrors);
+  if (s === 401) return new AuthError(ctx);
+  if (s === 403) return new ForbiddenError(ctx);
+  if (s === 404) return new NotFoundError(ctx);
+  if (s === 429) {
+    const reset = readRateLimitHeaders(answer.headers)?.resetAt ?? retryAfter(answer.headers, now);
+    return new RateLimitedError(ctx, reset);
+  }
+  if (s === 408 || s === 423 || s === 500 || s === 502 || s === 503 || s === 504) {
+    return new RetryableHttpError(ctx, retryAfter(answer.headers, now));
+  }
+  return new ApiRequestError(ctx);
+}
+
+export class AdsApiClient {
+  readonly adsUrl: string;
+  readonly apiUrl: string;
+  readonly stats: ClientStats = { requests: 0, retries: 0, byFamily: {} };
+  private readonly credentials: Credentials;
+  private readonly timeoutMs: number;
+  private readonly retry: RetrySettings;
+  private readonly limiter: RateLimiter;
+  private readonly logger: Logger;
+  private readonly signal: AbortSignal | undefined;
+  private readonly onRetry: AdsApiClientOptions['onRetry'];
+
+  constructor(options: AdsApiClientOptions) {
+    this.credentials = options.credentials;
+    registerSecrets(options.credentials.secrets());
+    this.adsUrl = (options.adsUrl ?? DEFAULT_ADS_URL).replace(/\/+$/, '');
+    this.apiUrl = (options.apiUrl ?? DEFAULT_API_URL).replace(/\/+$/, '');
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.limiter = new RateLimiter(options.rateLimits ?? DEFAULT_RATE_LIMITS);
+    this.logger = options.logger ?? silentLogger();
+    this.signal = options.signal;
+    this.onRetry = options.onRetry;
+  }
+
+  /**
+   * Sends one call, retrying what may be retried. `accept` runs on every 2xx answer inside
+   * the retry loop: it may throw a retryable error (a count mismatch) to have the call sent
+   * again, freshly signed.
+   */
+  async send<T>(call: ApiCall, accept: (answer: RawAnswer) => T): Promise<T> {
+    const body = this.bodyOf(call);
+    return withRetry(
+      async () => {
+        const answer = await this.attempt(call, body);
+        return accept(answer);
+      },
+      this.retry,
+      {
+        signal: this.signal,
+        onRetry: (event) => {
+          this.stats.retries += 1;
+          this.logger.warn(
+            { method: call.method, path: call.path, attempt: event.attempt, waitMs: event.waitMs, error: event.error.message },
+            'retrying API call',
+          );
+          this.onRetry?.({ ...event, call });
+        },
+      },
+    );
+  }
+
+  /** Sends a call and parses the envelope; `parse` validates `data` (usually a zod schema's parse). */
+  async call<T>(call: ApiCall, parse: (data: unknown) => T, check?: (envelope: Envelope<T>) => void): Promise<Envelope<T>> {
+    return this.send(call, (answer) => {
+      const envelope = this.parseEnvelope(call, answer, parse);
+      check?.(envelope);
+      return envelope;
+    });
+  }
+
+  /** Follows next_cursor until the last page, yielding each page's data. */
+  async *paginate<T>(call: ApiCall, parse: (data: unknown) => T[]): AsyncGenerator<T[]> {
+    let cursor: string | undefined;
+    do {
+      const page: Envelope<T[]> = await this.call({ ...call, query: { ...call.query, cursor } }, parse);
+      yield page.data;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+  }
+
+  private bodyOf(call: ApiCall): { buffer: Buffer | undefined; contentType: string | undefined } {
+    if (call.json !== undefined) {
+      const buffer = Buffer.isBuffer(call.json) ? call.json : Buffer.from(JSON.stringify(call.json));
+      return { buffer, contentType: 'application/json' };
+    }
+    if (call.form) {
+      const text = call.form.map(([k, v]) => `${percentEncode(k)}=${percentEncode(v)}`).join('&');
+      return { buffer: Buffer.from(text), contentType: 'application/x-www-form-urlencoded' };
+    }
+    return { buffer: undefined, contentType: undefined };
+  }
+
+  private urlOf(call: ApiCall): URL {
+    const base = call.base === 'api' ? this.apiUrl : this.adsUrl;
+    const url = new URL(base + call.path);
+    const pairs = Object.entries(call.query ?? {}).filter((e): e is [string, string | number | boolean] => e[1] !== undefined);
+    if (pairs.length > 0) url.search = pairs.map(([k, v]) => `${percentEncode(k)}=${percentEncode(String(v))}`).join('&');
+    return url;
+  }
+
+  /** One attempt: acquire the rate limiter, sign afresh, send, classify. */
+  private async attempt(call: ApiCall, body: { buffer: Buffer | undefined; contentType: string | undefined }): Promise<RawAnswer> {
+    await this.limiter.acquire(call.family, this.signal);
+    const url = this.urlOf(call);
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'adsync' };
+    if (body.contentType) headers['content-type'] = body.contentType;
+    if (call.basicAuth) {
+      const { user, password } = call.basicAuth;
+      headers.authorization = `Basic ${Buffer.from(`${percentEncode(user)}:${percentEncode(password)}`).toString('base64')}`;
+    } else {
+      headers.authorization = signRequest({
+        method: call.method,
+        url,
+        consumer: this.credentials.consumer,
+        token: call.token === null ? undefined : (call.token ?? this.credentials.token),
+        ...(call.form ? { formParams: call.form } : {}),
+        ...(call.oauthParams ? { extraOAuthParams: call.oauthParams } : {}),
+      }).header;
+    }
+    this.stats.requests += 1;
+    this.stats.byFamily[call.family] = (this.stats.byFamily[call.family] ?? 0) + 1;
+    const started = performance.now();
+    let answer: HttpResponse;
+    try {
+      answer = await sendHttp({ method: call.method, url, headers, body: body.buffer, timeoutMs: this.timeoutMs, signal: this.signal });
+    } catch (error) {
+      this.limiter.release(call.family);
+      this.logger.debug({ method: call.method, path: call.path, error: (error as Error).message }, 'API call failed');
+      throw error;
+    }
+    this.limiter.release(call.family, readRateLimitHeaders(answer.headers));
+    this.logger.debug(
+      { method: call.method, path: call.path, status: answer.status, ms: Math.round(performance.now() - started), bytes: body.buffer?.length ?? 0 },
+      'API call',
+    );
+    if (answer.status < 200 || answer.status > 299) throw errorForAnswer(call.method, call.path, answer);
+    return answer;
+  }
+
+  private parseEnvelope<T>(call: ApiCall, answer: RawAnswer, parse: (data: unknown) => T): Envelope<T> {
+    const json = parseJsonBody(answer.body);
+    const envelope = envelopeSchema.safeParse(json);
+    if (!envelope.success) {
+      // A 2xx that is not the envelope: a proxy page or a cut-off body. Worth another try.
+      throw new NetworkError(call.method, call.path, `HTTP ${answer.status} answer is not the API's JSON envelope`);
+    }
+    let data: T;
+    try {
+      data = parse(envelope.data.data);
+    } catch (error) {
+      const detail = error instanceof z.ZodError ? z.prettifyError(error).split('\n').slice(0, 3).join('; ') : String(error);
+      throw new ApiRequestError(
+        { method: call.method, path: call.path },
+        `${call.method} ${call.path}: unexpected answer from the service: ${detail}`,
+        { cause: error },
+      );
+    }
+    return { request: envelope.data.request, data, next_cursor: envelope.data.next_cursor, total_count: envelope.data.total_count };
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * Credentials: where they come from and how they are kept out of every log, report, error
+ * and database.
+ *
+ * A job without `credentials:` reads ADSYNC_CONSUMER_KEY, ADSYNC_CONSUMER_SECRET,
+ * ADSYNC_ACCESS_TOKEN, ADSYNC_ACCESS_TOKEN_SECRET. A job with `credentials: acme` reads
+ * ADSYNC_ACME_CONSUMER_KEY and so on. A value missing from the environment is taken from the
+ * profile of the same name in the credentials file written by `adsync auth login`
+ * (`default` for the unnamed profile). The credentials file must not be readable by group or
+ * others; adsync refuses to read one that is.
+ */
+import { chmodSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { inspect } from 'node:util';
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import type { ConsumerCredentials, TokenCredentials } from './oauth1.js';
+
+export const REDACTED = '[redacted]';
+
+/** The four OAuth 1.0a values. Serializes and inspects with its secrets redacted. */
+export class Credentials {
+  constructor(
+    readonly profile: string,
+    readonly consumerKey: string,
+    readonly consumerSecret: string,
+    readonly accessToken: string,
+    readonly accessTokenSecret: string,
+  ) {}
+
+  get consumer(): ConsumerCredentials {
+    return { consumerKey: this.consumerKey, consumerSecret: this.consumerSecret };
+  }
+
+  get token(): TokenCredentials {
+    return { token: this.accessToken, tokenSecret: this.accessTokenSecret };
+  }
+
+  /** All values that must never be written anywhere; used by redaction and by tests. */
+  secrets(): string[] {
+    return [this.consumerSecret, this.accessToken, this.accessTokenSecret];
+  }
+
+  toJSON(): Record<string, string> {
+    return { profile: this.profile, consumerKey: this.consumerKey, consumerSecret: REDACTED, accessToken: REDACTED, accessTokenSecret: REDACTED };
+  }
+
+  [inspect.custom](): string {
+    return `Credentials(${JSON.stringify(this.toJSON())})`;
+  }
+}
+
+const PROFILE_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+const profileSchema = z.object({
+  consumer_key: z.string().min(1).optional(),
+  consumer_secret: z.string().min(1).optional(),
+  access_token: z.string().min(1).optional(),
+  access_token_secret: z.string().min(1).optional(),
+  user_id: z.string().optional(),
+  screen_name: z.string().optional(),
+});
+export type StoredProfile = z.infer<typeof profileSchema>;
+
+const fileSchema = z.object({ profiles: z.record(z.string(), profileSchema) });
+export type CredentialsFile = z.infer<typeof fileSchema>;
+
+export function defaultCredentialsPath(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.ADSYNC_CREDENTIALS) return env.ADSYNC_CREDENTIALS;
+  const base = env.XDG_CONFIG_HOME || join(homedir(), '.config');
+  return join(base, 'adsync', 'credentials.json');
+}
+
+/** The environment variable prefix of a profile: ADSYNC_ or ADSYNC_<PROFILE>_. */
+export function envPrefix(profile: string | undefined): string {
+  if (profile === undefined || profile === 'default') return 'ADSYNC_';
+  if (!PROFILE_NAME.test(profile)) {
+    throw new ConfigError(`credentials profile "${profile}" is not a valid name`, {
+      hint: 'use letters, digits and underscores, starting with a letter',
+    });
+  }
+  return `ADSYNC_${profile.toUpperCase()}_`;
+}
+
+/**
+ * Reads the credentials file, refusing one that group or others can read. Returns undefined
+ * when the file does not exist.
+ */
+export function readCredentialsFile(path: string): CredentialsFile | undefined {
+  if (!existsSync(path)) return undefined;
+  let text: string;
+  const fd = openSync(path, 'r');
+  try {
+    const mode = fstatSync(fd).mode;
+    if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
+      throw new ConfigError(
+        `credentials file ${path} can be read by others (mode ${(mode & 0o777).toString(8)}); adsync will not use it`,
+        { hint: `run: chmod 600 ${path}` },
+      );
+    }
+    text = readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ConfigError(`credentials file ${path} is not valid JSON`, { hint: 'run `adsync auth login` again to rewrite it' });
+  }
+  const result = fileSchema.safeParse(parsed);
+  if (!result.success) {
+    throw new ConfigError(`credentials file ${path} does not have the expected shape ({"profiles": {...}})`);
+  }
+  return result.data;
+}
+
+/** Writes (or updates) one profile; the file is created with mode 0600 and replaced atomically. */
+export function writeCredentialsProfile(path: string, profile: string, values: StoredProfile): void {
+  envPrefix(profile); // validates the name
+  const current = readCredentialsFile(path) ?? { profiles: {} };
+  current.profiles[profile] = { ...current.profiles[profile], ...values };
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(current, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, path);
+}
+
+export interface LoadCredentialsOptions {
+  profile?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  credentialsPath?: string | undefined;
+  /** The consumer pair alone is enough (for `adsync auth login`). */
+  consumerOnly?: boolean;
+}
+
+const FIELDS = [
+  ['consumerKey', 'CONSUMER_KEY', 'consumer_key'],
+  ['consumerSecret', 'CONSUMER_SECRET', 'consumer_secret'],
+  ['accessToken', 'ACCESS_TOKEN', 'access_token'],
+  ['accessTokenSecret', 'ACCESS_TOKEN_SECRET', 'access_token_secret'],
+] as const;
+
+/** Resolves a profile's credentials from the environment, then the credentials file. */
+export function loadCredentials(options: LoadCredentialsOptions = {}): Credentials {
+  const env = options.env ?? process.env;
+  const profile = options.profile ?? 'default';
+  const prefix = envPrefix(profile);
+  const path = options.credentialsPath ?? defaultCredentialsPath(env);
+  let stored: StoredProfile | undefined;
+  const values: Record<string, string> = {};
+  const missing: string[] = [];
+  const wanted = options.consumerOnly ? FIELDS.slice(0, 2) : FIELDS;
+  for (const [field, envName, fileName] of wanted) {
+    const fromEnv = env[prefix + envName];
+    if (fromEnv) {
+      values[field] = fromEnv;
+      continue;
+    }
+    stored ??= readCredentialsFile(path)?.profiles[profile] ?? {};
+    const fromFile = stored[fileName];
+    if (fromFile) values[field] = fromFile;
+    else missing.push(prefix + envName);
+  }
+  if (missing.length > 0) {
+    throw new ConfigError(
+      `credentials profile "${profile}" is incomplete: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set and not in ${path}`,
+      { hint: 'set the environment variables, or run `adsync auth login` to store the profile (README, "Credentials")' },
+    );
+  }
+  return new Credentials(
+    profile,
+    values.consumerKey ?? '',
+    values.consumerSecret ?? '',
+    values.accessToken ?? '',
+    values.accessTokenSecret ?? '',
+  );
+}

@@ -1,0 +1,69 @@
+/**
+ * The response envelope of every Ads API answer: {request, data, next_cursor, total_count},
+ * and the service's error body {errors: [...], operation_errors: [...]}.
+ */
+import { z } from 'zod';
+import type { OperationErrorItem, ServiceErrorItem } from './errors.js';
+
+export interface Envelope<T> {
+  request: unknown;
+  data: T;
+  /** Present on lists; null on the last page. */
+  next_cursor?: string | null | undefined;
+  total_count?: number | undefined;
+}
+
+export const envelopeSchema = z.looseObject({
+  request: z.unknown().optional(),
+  data: z.unknown(),
+  next_cursor: z.string().nullable().optional(),
+  total_count: z.number().optional(),
+});
+
+const serviceErrorSchema = z.looseObject({
+  code: z.union([z.string(), z.number()]).optional(),
+  message: z.string().optional(),
+  parameter: z.string().optional(),
+});
+
+const errorBodySchema = z.looseObject({
+  errors: z.array(serviceErrorSchema).optional(),
+  operation_errors: z.array(z.unknown()).optional(),
+});
+
+function toServiceError(e: z.infer<typeof serviceErrorSchema>): ServiceErrorItem {
+  return {
+    code: e.code ?? 'UNKNOWN',
+    message: e.message ?? '',
+    ...(e.parameter === undefined ? {} : { parameter: e.parameter }),
+  };
+}
+
+/**
+ * Reads an error body. operation_errors may come as [{index, errors}] or as an array indexed
+ * like the input, holding null (or []) for operations without error.
+ */
+export function parseErrorBody(body: unknown): { errors: ServiceErrorItem[]; operationErrors: OperationErrorItem[] } {
+  const parsed = errorBodySchema.safeParse(body);
+  if (!parsed.success) return { errors: [], operationErrors: [] };
+  const errors = (parsed.data.errors ?? []).map(toServiceError);
+  const operationErrors: OperationErrorItem[] = [];
+  (parsed.data.operation_errors ?? []).forEach((item, position) => {
+    if (item === null || item === undefined) return;
+    const asList = z.array(serviceErrorSchema).safeParse(item);
+    if (asList.success) {
+      if (asList.data.length > 0) operationErrors.push({ index: position, errors: asList.data.map(toServiceError) });
+      return;
+    }
+    const asIndexed = z
+      .looseObject({ index: z.number().int(), errors: z.array(serviceErrorSchema) })
+      .safeParse(item);
+    if (asIndexed.success) {
+      operationErrors.push({ index: asIndexed.data.index, errors: asIndexed.data.errors.map(toServiceError) });
+      return;
+    }
+    const single = serviceErrorSchema.safeParse(item);
+    if (single.success) operationErrors.push({ index: position, errors: [toServiceError(single.data)] });
+  });
+  return { errors, operationErrors };
+}

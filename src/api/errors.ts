@@ -1,0 +1,171 @@
+/**
+ * Typed errors of the Ads API client. Each one says whether a retry can help:
+ *
+ * | class                  | when                                              | retryable |
+ * |------------------------|---------------------------------------------------|-----------|
+ * | ApiValidationError     | 400, with the service's errors[] and operation_errors[] | no  |
+ * | AuthError              | 401 (revoked: code 89)                            | no (exit 3) |
+ * | ForbiddenError         | 403                                               | no        |
+ * | NotFoundError          | 404                                               | no        |
+ * | RateLimitedError       | 429, with the reset time when the service sent it | yes       |
+ * | RetryableHttpError     | 408, 423, 500, 502, 503, 504                      | yes       |
+ * | NetworkError           | connection refused or reset, timeout, bad framing | yes       |
+ * | CountMismatchError     | success_count/total_count differ from the records sent | yes  |
+ * | ApiRequestError        | any other non-2xx answer                          | no        |
+ */
+import { AdsyncError, ExitCode, type AdsyncErrorOptions } from '../errors.js';
+
+/** One entry of the service's `errors` array. */
+export interface ServiceErrorItem {
+  code: string | number;
+  message: string;
+  parameter?: string;
+}
+
+/** One entry of a batch response's `operation_errors` array, indexed like the input operations. */
+export interface OperationErrorItem {
+  index: number;
+  errors: ServiceErrorItem[];
+}
+
+export interface HttpErrorContext {
+  method: string;
+  /** The path without query string; never carries credentials. */
+  path: string;
+  status: number;
+  errors: ServiceErrorItem[];
+}
+
+function describe(ctx: HttpErrorContext): string {
+  const first = ctx.errors[0];
+  const detail = first
+    ? `: ${String(first.code)} ${first.message}${first.parameter ? ` (parameter ${first.parameter})` : ''}`
+    : '';
+  return `${ctx.method} ${ctx.path} answered HTTP ${ctx.status}${detail}`;
+}
+
+export abstract class ApiError extends AdsyncError {
+  readonly status: number | undefined;
+  readonly method: string;
+  readonly path: string;
+  readonly serviceErrors: ServiceErrorItem[];
+
+  constructor(ctx: HttpErrorContext | { method: string; path: string }, message?: string, options?: AdsyncErrorOptions) {
+    super(message ?? ('status' in ctx ? describe(ctx) : `${ctx.method} ${ctx.path} failed`), options);
+    this.method = ctx.method;
+    this.path = ctx.path;
+    this.status = 'status' in ctx ? ctx.status : undefined;
+    this.serviceErrors = 'errors' in ctx ? ctx.errors : [];
+  }
+}
+
+/** HTTP 400: the request itself is wrong. Retrying the same request cannot help. */
+export class ApiValidationError extends ApiError {
+  readonly code = 'API_VALIDATION';
+  readonly retryable = false;
+  readonly operationErrors: OperationErrorItem[];
+
+  constructor(ctx: HttpErrorContext, operationErrors: OperationErrorItem[] = []) {
+    super(ctx);
+    this.operationErrors = operationErrors;
+  }
+}
+
+/** HTTP 401. `revoked` is true for error code 89 (the access token was invalidated). */
+export class AuthError extends ApiError {
+  readonly code = 'AUTH_FAILED';
+  readonly retryable = false;
+  override readonly exitCode = ExitCode.auth;
+  readonly revoked: boolean;
+
+  constructor(ctx: HttpErrorContext) {
+    const revoked = ctx.errors.some((e) => String(e.code) === '89');
+    super(
+      ctx,
+      revoked
+        ? `the access token was revoked (HTTP 401, code 89) on ${ctx.method} ${ctx.path}`
+        : `authentication failed: ${describe(ctx)}`,
+      {
+        hint: revoked
+          ? 'run `adsync auth login` to authorize again, then update the credentials profile the job uses'
+          : 'check the consumer key/secret and access token/secret of the credentials profile (see README, "Credentials")',
+      },
+    );
+    this.revoked = revoked;
+  }
+}
+
+/** HTTP 403: authenticated, but not allowed (for example an account not associated with the user). */
+export class ForbiddenError extends ApiError {
+  readonly code = 'FORBIDDEN';
+  readonly retryable = false;
+}
+
+/** HTTP 404: the account, catalog, audience or list does not exist (or is not visible to this user). */
+export class NotFoundError extends ApiError {
+  readonly code = 'NOT_FOUND';
+  readonly retryable = false;
+}
+
+/** HTTP 429. `retryAt` is when the window resets (epoch ms), when the service said so. */
+export class RateLimitedError extends ApiError {
+  readonly code = 'RATE_LIMITED';
+  readonly retryable = true;
+  readonly retryAt: number | undefined;
+
+  constructor(ctx: HttpErrorContext, retryAt: number | undefined) {
+    super(ctx);
+    this.retryAt = retryAt;
+  }
+}
+
+/** 408, 423, 500, 502, 503, 504: the service may answer the same request later. */
+export class RetryableHttpError extends ApiError {
+  readonly code = 'SERVICE_UNAVAILABLE';
+  readonly retryable = true;
+  /** From a Retry-After header, epoch ms. */
+  readonly retryAt: number | undefined;
+
+  constructor(ctx: HttpErrorContext, retryAt?: number) {
+    super(ctx);
+    this.retryAt = retryAt;
+  }
+}
+
+/** Any other non-2xx answer (405, 409, 413, 415, 501, ...): retrying cannot help. */
+export class ApiRequestError extends ApiError {
+  readonly code = 'API_REQUEST_FAILED';
+  readonly retryable = false;
+}
+
+/** No usable HTTP answer: refused, reset, timed out, or a body that is not the envelope. */
+export class NetworkError extends ApiError {
+  readonly code = 'NETWORK_ERROR';
+  readonly retryable = true;
+
+  constructor(method: string, path: string, reason: string, cause?: unknown) {
+    super({ method, path }, `${method} ${path} failed: ${reason}`, { cause });
+  }
+}
+
+/**
+ * A batch answer whose success_count/total_count differ from the number of user records
+ * sent. The service asks for the batch to be retried as a whole.
+ */
+export class CountMismatchError extends ApiError {
+  readonly code = 'COUNT_MISMATCH';
+  readonly retryable = true;
+  readonly expected: number;
+  readonly successCount: number;
+  readonly totalCount: number;
+
+  constructor(method: string, path: string, expected: number, successCount: number, totalCount: number) {
+    super(
+      { method, path },
+      `${method} ${path}: the service counted success_count=${successCount} total_count=${totalCount} for ${expected} user records sent`,
+    );
+    this.expected = expected;
+    this.successCount = successCount;
+    this.totalCount = totalCount;
+  }
+}

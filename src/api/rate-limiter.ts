@@ -1,0 +1,160 @@
+/**
+ * Client-side rate limiting per endpoint family, so a run stays under the service's limits
+ * instead of discovering them through 429s:
+ * - a static budget per family (requests per window) for limits the service documents
+ *   (1500 per minute on audience user batches), enforced as a sliding window;
+ * - the service's own x-rate-limit-limit/-remaining/-reset headers: when the remaining
+ *   budget (minus requests already in flight) runs out, callers wait for the reset, and when
+ *   it runs low the remaining requests are spread over the time left.
+ */
+
+export type EndpointFamily =
+  | 'audience_users'
+  | 'do_not_reach_users'
+  | 'catalog_read'
+  | 'catalog_write'
+  | 'audiences'
+  | 'accounts'
+  | 'oauth'
+  | 'other';
+
+export interface FamilyLimit {
+  requests: number;
+  windowMs: number;
+}
+
+export type RateLimitSettings = Partial<Record<EndpointFamily, FamilyLimit | null>>;
+
+/** Documented limits only; every other family is paced by the service's headers alone. */
+export const DEFAULT_RATE_LIMITS: RateLimitSettings = {
+  audience_users: { requests: 1500, windowMs: 60_000 },
+  do_not_reach_users: { requests: 1500, windowMs: 60_000 },
+};
+
+export interface ObservedLimit {
+  limit: number | undefined;
+  remaining: number;
+  /** Epoch ms at which the window resets. */
+  resetAt: number;
+}
+
+interface FamilyState {
+  sent: number[]; // send times inside the static window, oldest first
+  observed: ObservedLimit | undefined;
+  startedSinceObserved: number;
+  inFlight: number;
+  nextSlotAt: number;
+}
+
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+export const sleep: Sleep = (ms, signal) =>
+  new Promise<void>((resolve, reject) => {
+    if (ms <= 0) {
+      resolve();
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+/** Below this share of the window's limit, requests are spread evenly until the reset. */
+const PACE_BELOW_SHARE = 0.1;
+/** Margin after a reset time before trying, for clock skew between us and the service. */
+const RESET_MARGIN_MS = 250;
+
+export class RateLimiter {
+  private readonly states = new Map<EndpointFamily, FamilyState>();
+
+  constructor(
+    private readonly limits: RateLimitSettings = DEFAULT_RATE_LIMITS,
+    private readonly now: () => number = Date.now,
+    private readonly sleepFn: Sleep = sleep,
+  ) {}
+
+  private state(family: EndpointFamily): FamilyState {
+    let s = this.states.get(family);
+    if (!s) {
+      s = { sent: [], observed: undefined, startedSinceObserved: 0, inFlight: 0, nextSlotAt: 0 };
+      this.states.set(family, s);
+    }
+    return s;
+  }
+
+  /** How long a request of this family must wait now; 0 when it may go. */
+  delayFor(family: EndpointFamily): number {
+    const s = this.state(family);
+    const now = this.now();
+    let wait = 0;
+    const limit = this.limits[family];
+    if (limit) {
+      while (s.sent.length > 0 && (s.sent[0] ?? 0) <= now - limit.windowMs) s.sent.shift();
+      if (s.sent.length >= limit.requests) wait = Math.max(wait, (s.sent[0] ?? now) + limit.windowMs - now);
+    }
+    const obs = s.observed;
+    if (obs) {
+      if (now >= obs.resetAt) {
+        s.observed = undefined;
+      } else {
+        const budget = obs.remaining - s.startedSinceObserved;
+        if (budget <= 0) {
+          wait = Math.max(wait, obs.resetAt - now + RESET_MARGIN_MS);
+        } else if (obs.limit !== undefined && budget < obs.limit * PACE_BELOW_SHARE) {
+          wait = Math.max(wait, s.nextSlotAt - now);
+        }
+      }
+    }
+    return Math.max(0, wait);
+  }
+
+  /** Waits until a request of this family may be sent, then counts it as sent. */
+  async acquire(family: EndpointFamily, signal?: AbortSignal): Promise<void> {
+    for (let wait = this.delayFor(family); wait > 0; wait = this.delayFor(family)) {
+      await this.sleepFn(wait, signal);
+    }
+    const s = this.state(family);
+    const now = this.now();
+    s.inFlight += 1;
+    if (this.limits[family]) s.sent.push(now);
+    if (s.observed) {
+      s.startedSinceObserved += 1;
+      const budget = s.observed.remaining - s.startedSinceObserved;
+      s.nextSlotAt = now + (budget > 0 ? Math.max(0, s.observed.resetAt - now) / (budget + 1) : 0);
+    }
+  }
+
+  /**
+   * Ends a request acquired with `acquire`, recording the service's rate-limit headers of
+   * its answer when there was one. Requests still in flight are counted against the
+   * remaining budget the answer reports, since the service may not have counted them yet.
+   */
+  release(family: EndpointFamily, observed?: ObservedLimit): void {
+    const s = this.state(family);
+    s.inFlight = Math.max(0, s.inFlight - 1);
+    if (!observed) return;
+    s.observed = observed;
+    s.startedSinceObserved = s.inFlight;
+  }
+}
+
+/** Reads x-rate-limit-{limit,remaining,reset} (reset in epoch seconds) from response headers. */
+export function readRateLimitHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): ObservedLimit | undefined {
+  const num = (name: string): number | undefined => {
+    const raw = headers[name];
+    const value = Array.isArray(raw) ? raw[0] : raw;
+    if (value === undefined || value.trim() === '') return undefined;
+    const n = Number(value);
+    return Number.isFinite(n) ? n : undefined;
+  };
+  const remaining = num('x-rate-limit-remaining');
+  const reset = num('x-rate-limit-reset');
+  if (remaining === undefined || reset === undefined) return undefined;
+  return { limit: num('x-rate-limit-limit'), remaining, resetAt: reset * 1000 };
+}

@@ -1,0 +1,77 @@
+/**
+ * The retry policy of every API call, on p-retry: exponential backoff with jitter, a time
+ * budget, and the service's own word on when to come back (x-rate-limit-reset on a 429,
+ * Retry-After on a 503). Only errors that say `retryable` are retried; everything else
+ * (400, 401, 403, 404, programming errors) fails at once.
+ */
+import pRetry from 'p-retry';
+import { isAdsyncError } from '../errors.js';
+import { sleep, type Sleep } from './rate-limiter.js';
+
+export interface RetrySettings {
+  /** Retries after the first attempt. */
+  retries: number;
+  minDelayMs: number;
+  maxDelayMs: number;
+  /** No new attempt starts after this long since the first one. */
+  budgetMs: number;
+}
+
+export const DEFAULT_RETRY: RetrySettings = {
+  retries: 8,
+  minDelayMs: 500,
+  maxDelayMs: 30_000,
+  budgetMs: 300_000,
+};
+
+/** A wait the service asked for is honoured, but never less than this (a reset "now"). */
+const MIN_SERVER_WAIT_MS = 1000;
+
+export interface RetryEvent {
+  attempt: number;
+  error: Error;
+  /** How long until the next attempt, when the service said so. */
+  waitMs: number | undefined;
+}
+
+function serverRetryAt(error: Error): number | undefined {
+  if ('retryAt' in error && typeof error.retryAt === 'number') return error.retryAt;
+  return undefined;
+}
+
+/**
+ * Runs `attempt` until it succeeds, a non-retryable error is thrown, the retries are used up
+ * or the time budget is spent. `attempt` must build (and sign) its request afresh each time.
+ */
+export async function withRetry<T>(
+  attempt: (attemptNumber: number) => Promise<T>,
+  settings: RetrySettings,
+  hooks: { onRetry?: (event: RetryEvent) => void; signal?: AbortSignal | undefined; now?: () => number; sleep?: Sleep } = {},
+): Promise<T> {
+  const now = hooks.now ?? Date.now;
+  const wait = hooks.sleep ?? sleep;
+  const started = now();
+  return pRetry(attempt, {
+    retries: settings.retries,
+    minTimeout: settings.minDelayMs,
+    maxTimeout: settings.maxDelayMs,
+    factor: 2,
+    randomize: true,
+    maxRetryTime: settings.budgetMs,
+    signal: hooks.signal,
+    shouldRetry: ({ error }) => isAdsyncError(error) && error.retryable,
+    // A wait the service prescribed replaces the backoff delay instead of adding to it.
+    shouldConsumeRetry: ({ error }) => serverRetryAt(error) === undefined,
+    onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
+      if (!(isAdsyncError(error) && error.retryable) || retriesLeft <= 0) return;
+      const retryAt = serverRetryAt(error);
+      const waitMs = retryAt === undefined ? undefined : Math.max(MIN_SERVER_WAIT_MS, retryAt - now());
+      if (waitMs !== undefined && now() + waitMs - started > settings.budgetMs) {
+        // The service asks us to come back after the budget ends: fail now, with its error.
+        throw error;
+      }
+      hooks.onRetry?.({ attempt: attemptNumber, error, waitMs });
+      if (waitMs !== undefined) await wait(waitMs, hooks.signal);
+    },
+  });
+}
