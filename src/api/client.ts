@@ -20,7 +20,7 @@ import {
 } from './errors.js';
 import { sendHttp, type HttpMethod, type HttpResponse } from './http.js';
 import { percentEncode, signRequest, type ParamPair, type TokenCredentials } from './oauth1.js';
-import { RateLimiter, readRateLimitHeaders, DEFAULT_RATE_LIMITS, type EndpointFamily, type RateLimitSettings } from './rate-limiter.js';
+import { RateLimiter, readRateLimitHeaders, readResetHeader, DEFAULT_RATE_LIMITS, type EndpointFamily, type RateLimitSettings } from './rate-limiter.js';
 import { withRetry, DEFAULT_RETRY, type RetryEvent, type RetrySettings } from './retry.js';
 import { silentLogger } from '../logging/logger.js';
 import { registerSecrets } from '../logging/secrets.js';
@@ -111,7 +111,7 @@ export function errorForAnswer(method: string, path: string, answer: HttpRespons
   if (s === 403) return new ForbiddenError(ctx);
   if (s === 404) return new NotFoundError(ctx);
   if (s === 429) {
-    const reset = readRateLimitHeaders(answer.headers)?.resetAt ?? retryAfter(answer.headers, now);
+    const reset = readResetHeader(answer.headers) ?? retryAfter(answer.headers, now);
     return new RateLimitedError(ctx, reset);
   }
   if (s === 408 || s === 423 || s === 500 || s === 502 || s === 503 || s === 504) {

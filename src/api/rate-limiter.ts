@@ -144,17 +144,26 @@ export class RateLimiter {
   }
 }
 
+type Headers = Readonly<Record<string, string | string[] | undefined>>;
+
+function numericHeader(headers: Headers, name: string): number | undefined {
+  const raw = headers[name];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (value === undefined || value.trim() === '') return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/** x-rate-limit-reset (epoch seconds) as epoch ms, when present. */
+export function readResetHeader(headers: Headers): number | undefined {
+  const reset = numericHeader(headers, 'x-rate-limit-reset');
+  return reset === undefined ? undefined : reset * 1000;
+}
+
 /** Reads x-rate-limit-{limit,remaining,reset} (reset in epoch seconds) from response headers. */
-export function readRateLimitHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): ObservedLimit | undefined {
-  const num = (name: string): number | undefined => {
-    const raw = headers[name];
-    const value = Array.isArray(raw) ? raw[0] : raw;
-    if (value === undefined || value.trim() === '') return undefined;
-    const n = Number(value);
-    return Number.isFinite(n) ? n : undefined;
-  };
-  const remaining = num('x-rate-limit-remaining');
-  const reset = num('x-rate-limit-reset');
-  if (remaining === undefined || reset === undefined) return undefined;
-  return { limit: num('x-rate-limit-limit'), remaining, resetAt: reset * 1000 };
+export function readRateLimitHeaders(headers: Headers): ObservedLimit | undefined {
+  const remaining = numericHeader(headers, 'x-rate-limit-remaining');
+  const resetAt = readResetHeader(headers);
+  if (remaining === undefined || resetAt === undefined) return undefined;
+  return { limit: numericHeader(headers, 'x-rate-limit-limit'), remaining, resetAt };
 }

@@ -1,0 +1,72 @@
+import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { loadCredentials, writeCredentialsProfile } from '../../src/api/credentials.js';
+import { ConfigError } from '../../src/errors.js';
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'adsync-creds-'));
+
+describe('credentials', () => {
+  it('reads the default profile from ADSYNC_* variables', () => {
+    const c = loadCredentials({
+      env: { ADSYNC_CONSUMER_KEY: 'k', ADSYNC_CONSUMER_SECRET: 's1-secret', ADSYNC_ACCESS_TOKEN: 't1-token', ADSYNC_ACCESS_TOKEN_SECRET: 't2-secret' },
+      credentialsPath: join(tmp(), 'none.json'),
+    });
+    expect([c.consumerKey, c.consumerSecret, c.accessToken, c.accessTokenSecret]).toEqual(['k', 's1-secret', 't1-token', 't2-secret']);
+  });
+
+  it('reads profile P from ADSYNC_P_* variables', () => {
+    const c = loadCredentials({
+      profile: 'acme',
+      env: { ADSYNC_ACME_CONSUMER_KEY: 'ak', ADSYNC_ACME_CONSUMER_SECRET: 'as', ADSYNC_ACME_ACCESS_TOKEN: 'at', ADSYNC_ACME_ACCESS_TOKEN_SECRET: 'ats', ADSYNC_CONSUMER_KEY: 'other' },
+      credentialsPath: join(tmp(), 'none.json'),
+    });
+    expect(c.consumerKey).toBe('ak');
+    expect(c.profile).toBe('acme');
+  });
+
+  it('names every missing variable', () => {
+    let error: unknown;
+    try {
+      loadCredentials({ profile: 'acme', env: { ADSYNC_ACME_CONSUMER_KEY: 'ak' }, credentialsPath: '/nonexistent/creds.json' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toBe(
+      'credentials profile "acme" is incomplete: ADSYNC_ACME_CONSUMER_SECRET, ADSYNC_ACME_ACCESS_TOKEN, ADSYNC_ACME_ACCESS_TOKEN_SECRET are not set and not in /nonexistent/creds.json',
+    );
+    expect((error as ConfigError).exitCode).toBe(2);
+  });
+
+  it('writes the credentials file with mode 0600 and reads values missing from the environment from it', () => {
+    const path = join(tmp(), 'sub', 'credentials.json');
+    writeCredentialsProfile(path, 'acme', { consumer_key: 'fk', consumer_secret: 'fs', access_token: 'ft', access_token_secret: 'fts' });
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const c = loadCredentials({ profile: 'acme', env: { ADSYNC_ACME_CONSUMER_KEY: 'envkey' }, credentialsPath: path });
+    expect([c.consumerKey, c.consumerSecret, c.accessToken, c.accessTokenSecret]).toEqual(['envkey', 'fs', 'ft', 'fts']);
+    writeCredentialsProfile(path, 'default', { consumer_key: 'dk' });
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({
+      profiles: { acme: { consumer_key: 'fk', consumer_secret: 'fs', access_token: 'ft', access_token_secret: 'fts' }, default: { consumer_key: 'dk' } },
+    });
+  });
+
+  it('refuses a credentials file that others can read', () => {
+    const path = join(tmp(), 'credentials.json');
+    writeFileSync(path, JSON.stringify({ profiles: { default: { consumer_key: 'k' } } }));
+    chmodSync(path, 0o644);
+    expect(() => loadCredentials({ env: {}, credentialsPath: path })).toThrow(/can be read by others \(mode 644\); adsync will not use it/);
+  });
+
+  it('redacts secrets when serialized or inspected', () => {
+    const c = loadCredentials({
+      env: { ADSYNC_CONSUMER_KEY: 'key-1', ADSYNC_CONSUMER_SECRET: 'SECRET-A', ADSYNC_ACCESS_TOKEN: 'TOKEN-B', ADSYNC_ACCESS_TOKEN_SECRET: 'SECRET-C' },
+      credentialsPath: '/nonexistent',
+    });
+    const text = JSON.stringify({ c }) + inspect(c) + inspect({ nested: { c } });
+    for (const s of ['SECRET-A', 'TOKEN-B', 'SECRET-C']) expect(text).not.toContain(s);
+    expect(text).toContain('key-1');
+  });
+});

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { RateLimiter, readRateLimitHeaders } from '../../src/api/rate-limiter.js';
+
+function fakeClock(start = 1_000_000) {
+  let t = start;
+  const sleeps: number[] = [];
+  return {
+    now: () => t,
+    sleep: (ms: number) => {
+      sleeps.push(ms);
+      t += ms;
+      return Promise.resolve();
+    },
+    advance: (ms: number) => {
+      t += ms;
+    },
+    sleeps,
+  };
+}
+
+describe('RateLimiter', () => {
+  it('keeps a family within its static budget as a sliding window', async () => {
+    const clock = fakeClock();
+    const limiter = new RateLimiter({ audience_users: { requests: 3, windowMs: 60_000 } }, clock.now, clock.sleep);
+    for (let i = 0; i < 3; i++) {
+      await limiter.acquire('audience_users');
+      limiter.release('audience_users');
+    }
+    expect(clock.sleeps).toEqual([]);
+    await limiter.acquire('audience_users');
+    expect(clock.sleeps).toEqual([60_000]);
+  });
+
+  it('does not limit families without a static budget or observed headers', async () => {
+    const clock = fakeClock();
+    const limiter = new RateLimiter({}, clock.now, clock.sleep);
+    for (let i = 0; i < 100; i++) await limiter.acquire('catalog_write');
+    expect(clock.sleeps).toEqual([]);
+  });
+
+  it('waits for the reset when the service reports nothing remaining', async () => {
+    const clock = fakeClock();
+    const limiter = new RateLimiter({}, clock.now, clock.sleep);
+    await limiter.acquire('catalog_write');
+    limiter.release('catalog_write', { limit: 450, remaining: 0, resetAt: clock.now() + 5000 });
+    await limiter.acquire('catalog_write');
+    expect(clock.sleeps).toEqual([5250]);
+  });
+
+  it('counts requests still in flight against the remaining budget', async () => {
+    const clock = fakeClock();
+    const limiter = new RateLimiter({}, clock.now, clock.sleep);
+    await limiter.acquire('other');
+    await limiter.acquire('other');
+    await limiter.acquire('other');
+    // The first answer says 2 remain, but two requests are still in flight.
+    limiter.release('other', { limit: 100, remaining: 2, resetAt: clock.now() + 10_000 });
+    expect(limiter.delayFor('other')).toBe(10_250);
+  });
+
+  it('spreads the last requests of a window over the time left', async () => {
+    const clock = fakeClock();
+    const limiter = new RateLimiter({}, clock.now, clock.sleep);
+    await limiter.acquire('other');
+    limiter.release('other', { limit: 100, remaining: 4, resetAt: clock.now() + 10_000 });
+    await limiter.acquire('other');
+    limiter.release('other');
+    await limiter.acquire('other');
+    // 4 remained; after one more start, 3 are left for 10 s: one every 2.5 s.
+    expect(clock.sleeps).toEqual([2500]);
+  });
+
+  it('forgets observed limits once their window has reset', async () => {
+    const clock = fakeClock();
+    const limiter = new RateLimiter({}, clock.now, clock.sleep);
+    await limiter.acquire('other');
+    limiter.release('other', { limit: 10, remaining: 0, resetAt: clock.now() + 1000 });
+    clock.advance(1000);
+    expect(limiter.delayFor('other')).toBe(0);
+  });
+});
+
+describe('readRateLimitHeaders', () => {
+  it('reads the three headers, reset in epoch seconds', () => {
+    expect(readRateLimitHeaders({ 'x-rate-limit-limit': '1500', 'x-rate-limit-remaining': '12', 'x-rate-limit-reset': '1700000000' })).toEqual({
+      limit: 1500,
+      remaining: 12,
+      resetAt: 1_700_000_000_000,
+    });
+  });
+  it('ignores absent or malformed headers', () => {
+    expect(readRateLimitHeaders({})).toBeUndefined();
+    expect(readRateLimitHeaders({ 'x-rate-limit-remaining': 'x', 'x-rate-limit-reset': '1' })).toBeUndefined();
+  });
+});
