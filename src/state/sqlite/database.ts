@@ -1,0 +1,48 @@
+/**
+ * Opening the SQLite state database: WAL journal (readers never block the writer, and a
+ * killed process loses nothing committed), a busy timeout for several processes sharing
+ * one file, temporary tables on disk (scans of huge exports must not grow memory), and
+ * forward migrations.
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { StateError } from '../../errors.js';
+import { MIGRATIONS } from './schema.js';
+
+export type Db = Database.Database;
+
+export function openDatabase(path: string): Db {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  let db: Db;
+  try {
+    db = new Database(path, { timeout: 10_000 });
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('temp_store = FILE');
+    db.pragma('cache_size = -32000');
+  } catch (error) {
+    throw new StateError(`cannot open the state database ${path}: ${(error as Error).message}`, {
+      cause: error,
+      hint: 'check the path (ADSYNC_STATE or `state:` in config/adsync.yaml) and its permissions',
+    });
+  }
+  migrate(db, path);
+  return db;
+}
+
+function migrate(db: Db, path: string): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > MIGRATIONS.length) {
+    db.close();
+    throw new StateError(`the state database ${path} was written by a newer adsync (schema ${version}); upgrade adsync`);
+  }
+  if (version === MIGRATIONS.length) return;
+  db.transaction(() => {
+    for (let v = version; v < MIGRATIONS.length; v++) {
+      db.exec(MIGRATIONS[v] ?? '');
+    }
+    db.pragma(`user_version = ${MIGRATIONS.length}`);
+  }).immediate();
+}

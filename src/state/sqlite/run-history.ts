@@ -1,0 +1,75 @@
+import type { RunHistory, RunKind, RunRecord, RunStatus } from '../store.js';
+import type { Db } from './database.js';
+
+interface RunRow {
+  run_id: string;
+  job: string;
+  kind: string;
+  command: string;
+  status: string;
+  dry_run: number;
+  started_at: number;
+  finished_at: number | null;
+  summary: string | null;
+  error: string | null;
+  rejects_file: string | null;
+}
+
+function toRecord(r: RunRow): RunRecord {
+  return {
+    runId: r.run_id,
+    job: r.job,
+    kind: r.kind as RunKind,
+    command: r.command,
+    status: r.status as RunStatus,
+    dryRun: r.dry_run === 1,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at ?? undefined,
+    summary: r.summary ? (JSON.parse(r.summary) as Record<string, unknown>) : undefined,
+    error: r.error ?? undefined,
+    rejectsFile: r.rejects_file ?? undefined,
+  };
+}
+
+export class SqliteRunHistory implements RunHistory {
+  constructor(private readonly db: Db) {}
+
+  start(input: { runId: string; job: string; kind: RunKind; command: string; dryRun: boolean; startedAt: number }): Promise<void> {
+    this.db
+      .prepare('INSERT INTO runs (run_id, job, kind, command, status, dry_run, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(input.runId, input.job, input.kind, input.command, 'running', input.dryRun ? 1 : 0, input.startedAt);
+    return Promise.resolve();
+  }
+
+  finish(
+    runId: string,
+    input: { status: RunStatus; finishedAt: number; summary: Record<string, unknown>; error?: string | undefined; rejectsFile?: string | undefined },
+  ): Promise<void> {
+    this.db
+      .prepare('UPDATE runs SET status = ?, finished_at = ?, summary = ?, error = ?, rejects_file = ? WHERE run_id = ?')
+      .run(input.status, input.finishedAt, JSON.stringify(input.summary), input.error ?? null, input.rejectsFile ?? null, runId);
+    return Promise.resolve();
+  }
+
+  list(filter: { job?: string | undefined; limit?: number | undefined } = {}): Promise<RunRecord[]> {
+    const limit = filter.limit ?? 50;
+    const rows = (
+      filter.job === undefined
+        ? this.db.prepare('SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?').all(limit)
+        : this.db.prepare('SELECT * FROM runs WHERE job = ? ORDER BY started_at DESC, rowid DESC LIMIT ?').all(filter.job, limit)
+    ) as RunRow[];
+    return Promise.resolve(rows.map(toRecord));
+  }
+
+  get(runId: string): Promise<RunRecord | undefined> {
+    const row = this.db.prepare('SELECT * FROM runs WHERE run_id = ?').get(runId) as RunRow | undefined;
+    return Promise.resolve(row ? toRecord(row) : undefined);
+  }
+
+  markAbandoned(job: string, now: number): Promise<number> {
+    const info = this.db
+      .prepare("UPDATE runs SET status = 'failed', finished_at = ?, error = 'the process running it stopped before it finished' WHERE job = ? AND status = 'running'")
+      .run(now, job);
+    return Promise.resolve(info.changes);
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * The SQLite schema, as numbered migrations. A database is migrated forward when opened;
+ * a database written by a newer adsync is refused rather than misread.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE runs (
+    run_id       TEXT PRIMARY KEY,
+    job          TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    command      TEXT NOT NULL,
+    status       TEXT NOT NULL,
+    dry_run      INTEGER NOT NULL,
+    started_at   INTEGER NOT NULL,
+    finished_at  INTEGER,
+    summary      TEXT,
+    error        TEXT,
+    rejects_file TEXT
+  );
+  CREATE INDEX runs_by_job ON runs (job, started_at);
+  CREATE INDEX runs_by_start ON runs (started_at);
+
+  CREATE TABLE locks (
+    job          TEXT PRIMARY KEY,
+    owner        TEXT NOT NULL,
+    acquired_at  INTEGER NOT NULL,
+    heartbeat_at INTEGER NOT NULL,
+    expires_at   INTEGER NOT NULL
+  );
+
+  CREATE TABLE checkpoints (
+    job        TEXT PRIMARY KEY,
+    source_key TEXT NOT NULL,
+    rows_done  INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    counts     TEXT NOT NULL
+  );
+
+  CREATE TABLE audiences (
+    id  INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE
+  );
+  -- One row per identifier ever sent to an audience. value: the 32 bytes of a SHA-256
+  -- hash, or the UTF-8 bytes of a partner_user_id. present = 0 marks an identifier that a
+  -- remove-mode run deleted (so it is not deleted again).
+  CREATE TABLE audience_members (
+    audience INTEGER NOT NULL,
+    field    INTEGER NOT NULL,
+    value    BLOB NOT NULL,
+    present  INTEGER NOT NULL,
+    sent_at  INTEGER NOT NULL,
+    PRIMARY KEY (audience, field, value)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE catalogs (
+    id         INTEGER PRIMARY KEY,
+    catalog_id TEXT NOT NULL UNIQUE
+  );
+  -- content_hash NULL: the product exists in the catalog but its content is unknown (state
+  -- rebuilt from the service), so it is sent again.
+  CREATE TABLE catalog_products (
+    catalog      INTEGER NOT NULL,
+    id           TEXT NOT NULL,
+    content_hash TEXT,
+    product_key  TEXT,
+    sent_at      INTEGER,
+    PRIMARY KEY (catalog, id)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE catalog_product_sets (
+    catalog INTEGER NOT NULL,
+    name    TEXT NOT NULL,
+    id      TEXT NOT NULL,
+    PRIMARY KEY (catalog, name)
+  );
+  `,
+];

@@ -1,0 +1,203 @@
+/**
+ * The state store: what adsync remembers between runs. Kept behind this small async
+ * interface so that a PostgreSQL implementation can serve workers on several machines;
+ * SQLite (src/state/sqlite) is the embedded default.
+ *
+ * Nothing secret is ever stored here: no credentials, no tokens, no raw identifiers (only
+ * SHA-256 hashes, and partner_user_id values, which are sent unhashed by design).
+ */
+import type { IdentifierType } from '../hash/types.js';
+
+export type RunKind = 'custom_audience' | 'do_not_reach' | 'catalog';
+export type RunStatus = 'running' | 'success' | 'failed' | 'interrupted';
+
+export interface RunRecord {
+  runId: string;
+  job: string;
+  kind: RunKind;
+  /** run | backfill */
+  command: string;
+  status: RunStatus;
+  dryRun: boolean;
+  startedAt: number;
+  finishedAt: number | undefined;
+  /** The JSON summary of the run, once finished. */
+  summary: Record<string, unknown> | undefined;
+  error: string | undefined;
+  rejectsFile: string | undefined;
+}
+
+export interface RunHistory {
+  start(input: { runId: string; job: string; kind: RunKind; command: string; dryRun: boolean; startedAt: number }): Promise<void>;
+  finish(runId: string, input: { status: RunStatus; finishedAt: number; summary: Record<string, unknown>; error?: string | undefined; rejectsFile?: string | undefined }): Promise<void>;
+  list(filter?: { job?: string | undefined; limit?: number | undefined }): Promise<RunRecord[]>;
+  get(runId: string): Promise<RunRecord | undefined>;
+  /** Marks runs left 'running' by a process that died as failed. */
+  markAbandoned(job: string, now: number): Promise<number>;
+}
+
+export interface LockInfo {
+  job: string;
+  owner: string;
+  acquiredAt: number;
+  heartbeatAt: number;
+  expiresAt: number;
+}
+
+export interface JobLocks {
+  /** Takes the job's lock unless a live holder has it; an expired lock is taken over. */
+  acquire(job: string, owner: string, ttlMs: number, now: number): Promise<{ acquired: true } | { acquired: false; holder: LockInfo }>;
+  /** Extends the lock; false when the lock was lost (expired and taken by another owner). */
+  heartbeat(job: string, owner: string, ttlMs: number, now: number): Promise<boolean>;
+  release(job: string, owner: string): Promise<void>;
+  get(job: string): Promise<LockInfo | undefined>;
+  /** Removes a lock whatever its owner (`adsync unlock`). */
+  forceRelease(job: string): Promise<boolean>;
+}
+
+/** A resumable position in a source, saved after every acknowledged chunk of a backfill. */
+export interface Checkpoint {
+  job: string;
+  /** Identifies the input: path, size and modification time, so a changed file is not resumed. */
+  sourceKey: string;
+  /** Every row up to and including this one has been acknowledged by the service. */
+  rowsDone: number;
+  updatedAt: number;
+  counts: Record<string, number>;
+}
+
+export interface Checkpoints {
+  get(job: string): Promise<Checkpoint | undefined>;
+  save(checkpoint: Checkpoint): Promise<void>;
+  clear(job: string): Promise<void>;
+}
+
+/** Field codes used in storage; the order of IDENTIFIER_TYPES. */
+export interface IdentifierRef {
+  field: IdentifierType;
+  /** 64 lowercase hex, or the raw partner_user_id. */
+  value: string;
+}
+
+/** An identifier of the current export, with the data row it first appeared in. */
+export interface ScannedIdentifier extends IdentifierRef {
+  row: number;
+}
+
+export type AudienceMode = 'mirror' | 'add' | 'remove';
+
+export interface AudiencePlanCounts {
+  /** Identifiers to add (new, or last sent before the refresh time). */
+  adds: number;
+  /** Identifiers to remove. */
+  removes: number;
+  /** Identifiers in the export that need no request. */
+  unchanged: number;
+  /** Members known before this run. */
+  members: number;
+}
+
+/**
+ * One pass over an export: the identifiers are collected (deduplicated, on disk), then the
+ * plan is read as streams of adds and removes.
+ */
+export interface AudienceScan {
+  add(batch: readonly ScannedIdentifier[]): Promise<void>;
+  /** Distinct identifiers collected so far. */
+  size(): Promise<number>;
+  counts(options: AudiencePlanOptions): Promise<AudiencePlanCounts>;
+  /** Additions in export row order, `batchSize` at a time. */
+  adds(options: AudiencePlanOptions, batchSize: number): AsyncGenerator<ScannedIdentifier[]>;
+  /** Removals, `batchSize` at a time. */
+  removes(options: AudiencePlanOptions, batchSize: number): AsyncGenerator<IdentifierRef[]>;
+  close(): Promise<void>;
+}
+
+export interface AudiencePlanOptions {
+  mode: AudienceMode;
+  /** Members last sent before this time (epoch ms) are sent again. */
+  refreshBefore: number;
+  /** Ignore the saved state: send every identifier of the export. */
+  full: boolean;
+}
+
+export interface AudienceState {
+  scan(): Promise<AudienceScan>;
+  /** Records an acknowledged chunk: the adds are members (sent now), the removes are not. */
+  commit(chunk: { added: readonly IdentifierRef[]; removed: readonly IdentifierRef[]; sentAt: number; mode: AudienceMode }): Promise<void>;
+  memberCount(): Promise<number>;
+  /** Per-field member counts. */
+  memberCounts(): Promise<Partial<Record<IdentifierType, number>>>;
+}
+
+export interface ScannedProduct {
+  id: string;
+  row: number;
+  contentHash: string;
+  /** The product as sent, serialized JSON. */
+  payload: string;
+}
+
+export interface CatalogPlanCounts {
+  /** Valid products in the feed (after duplicates). */
+  products: number;
+  creates: number;
+  updates: number;
+  unchanged: number;
+  deletes: number;
+  /** Products in the saved state before this run. */
+  known: number;
+}
+
+export interface ProductToSend extends ScannedProduct {
+  /** True when the product is not in the saved state. */
+  isNew: boolean;
+}
+
+export interface ProductToDelete {
+  id: string;
+  productKey: string;
+}
+
+export interface CatalogScan {
+  /** Adds valid products; a later occurrence of an id replaces the earlier one (valid or not). */
+  add(batch: readonly ScannedProduct[]): Promise<void>;
+  /**
+   * Records ids present in the feed but invalid: they are not sent and never deleted by a
+   * mirror run. A later occurrence replaces an earlier one.
+   */
+  keep(ids: readonly string[]): Promise<void>;
+  /** Occurrences that a later occurrence of the same id replaced. */
+  duplicates(): Promise<number>;
+  counts(options: { mirror: boolean; full: boolean }): Promise<CatalogPlanCounts>;
+  /** Products to create or update, in feed order. */
+  upserts(options: { full: boolean }, batchSize: number): AsyncGenerator<ProductToSend[]>;
+  deletes(batchSize: number): AsyncGenerator<ProductToDelete[]>;
+  close(): Promise<void>;
+}
+
+export interface CatalogState {
+  scan(): Promise<CatalogScan>;
+  productCount(): Promise<number>;
+  /** Acknowledged upserts: the product's content hash and key as the service now holds them. */
+  commitUpserts(products: readonly { id: string; contentHash: string | null; productKey: string | null }[], sentAt: number): Promise<void>;
+  commitDeletes(ids: readonly string[]): Promise<void>;
+  /** Replaces the saved state with what the service holds (content unknown): used when the state was empty or lost. */
+  rebuild(products: AsyncIterable<readonly { id: string; productKey: string }[]>): Promise<number>;
+  /** Product keys of the given ids, for manual product sets. */
+  productKeys(ids: readonly string[]): Promise<Map<string, string>>;
+  productSetId(name: string): Promise<string | undefined>;
+  saveProductSet(name: string, id: string): Promise<void>;
+}
+
+export interface StateStore {
+  readonly path: string;
+  readonly runs: RunHistory;
+  readonly locks: JobLocks;
+  readonly checkpoints: Checkpoints;
+  /** `key` names the audience: "custom_audience:<account>:<id>" or "do_not_reach:<account>:<id>". */
+  audience(key: string): AudienceState;
+  catalog(catalogId: string): CatalogState;
+  integrityCheck(): Promise<string>;
+  close(): Promise<void>;
+}

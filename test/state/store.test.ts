@@ -1,0 +1,87 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { StateError } from '../../src/errors.js';
+import { openStateStore, type StateStore } from '../../src/state/index.js';
+
+let store: StateStore | undefined;
+const dir = () => mkdtempSync(join(tmpdir(), 'adsync-state-'));
+afterEach(async () => {
+  await store?.close();
+  store = undefined;
+});
+
+describe('locks', () => {
+  it('lets one owner hold a job, refuses another, and hands over an expired lock', async () => {
+    store = openStateStore(join(dir(), 's.sqlite'));
+    expect(await store.locks.acquire('job', 'A', 1000, 0)).toEqual({ acquired: true });
+    const refused = await store.locks.acquire('job', 'B', 1000, 500);
+    expect(refused).toEqual({ acquired: false, holder: { job: 'job', owner: 'A', acquiredAt: 0, heartbeatAt: 0, expiresAt: 1000 } });
+    expect(await store.locks.heartbeat('job', 'A', 1000, 900)).toBe(true);
+    expect((await store.locks.acquire('job', 'B', 1000, 1500)).acquired).toBe(false);
+    expect((await store.locks.acquire('job', 'B', 1000, 1901)).acquired).toBe(true);
+    expect(await store.locks.heartbeat('job', 'A', 1000, 1950)).toBe(false);
+    await store.locks.release('job', 'A');
+    expect((await store.locks.get('job'))?.owner).toBe('B');
+    expect(await store.locks.forceRelease('job')).toBe(true);
+    expect(await store.locks.get('job')).toBeUndefined();
+  });
+
+  it('is shared by two connections to the same file', async () => {
+    const path = join(dir(), 's.sqlite');
+    store = openStateStore(path);
+    const other = openStateStore(path);
+    try {
+      expect((await store.locks.acquire('job', 'A', 60_000, Date.now())).acquired).toBe(true);
+      expect((await other.locks.acquire('job', 'B', 60_000, Date.now())).acquired).toBe(false);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('run history and checkpoints', () => {
+  it('records runs newest first and marks abandoned ones', async () => {
+    store = openStateStore(join(dir(), 's.sqlite'));
+    await store.runs.start({ runId: 'r1', job: 'j', kind: 'catalog', command: 'run', dryRun: false, startedAt: 1 });
+    await store.runs.finish('r1', { status: 'success', finishedAt: 2, summary: { created: 3 }, rejectsFile: '/tmp/x.csv' });
+    await store.runs.start({ runId: 'r2', job: 'j', kind: 'catalog', command: 'run', dryRun: true, startedAt: 3 });
+    expect(await store.runs.markAbandoned('j', 4)).toBe(1);
+    const runs = await store.runs.list({ job: 'j' });
+    expect(runs.map((r) => [r.runId, r.status, r.dryRun])).toEqual([
+      ['r2', 'failed', true],
+      ['r1', 'success', false],
+    ]);
+    expect(runs[1]).toMatchObject({ summary: { created: 3 }, rejectsFile: '/tmp/x.csv', finishedAt: 2 });
+  });
+
+  it('saves, reads and clears a checkpoint', async () => {
+    store = openStateStore(join(dir(), 's.sqlite'));
+    await store.checkpoints.save({ job: 'j', sourceKey: 'f:1:2', rowsDone: 5000, updatedAt: 9, counts: { added: 4 } });
+    expect(await store.checkpoints.get('j')).toEqual({ job: 'j', sourceKey: 'f:1:2', rowsDone: 5000, updatedAt: 9, counts: { added: 4 } });
+    await store.checkpoints.clear('j');
+    expect(await store.checkpoints.get('j')).toBeUndefined();
+  });
+});
+
+describe('database', () => {
+  it('uses WAL and passes an integrity check', async () => {
+    const path = join(dir(), 's.sqlite');
+    store = openStateStore(path);
+    expect(await store.integrityCheck()).toBe('ok');
+    const raw = new Database(path, { readonly: true });
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    raw.close();
+  });
+
+  it('refuses a database written by a newer adsync', () => {
+    const path = join(dir(), 's.sqlite');
+    const raw = new Database(path);
+    raw.pragma('user_version = 99');
+    raw.close();
+    expect(() => openStateStore(path)).toThrow(StateError);
+    expect(() => openStateStore(path)).toThrow(/written by a newer adsync \(schema 99\)/);
+  });
+});
