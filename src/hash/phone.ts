@@ -1,0 +1,137 @@
+import { ParseError, parsePhoneNumberWithError, type CountryCode, type PhoneNumber } from 'libphonenumber-js/core';
+import { alreadyHashed } from './already-hashed.js';
+import { isKnownCountry, normalizeCountry } from './country.js';
+import { PHONE_METADATA } from './phone-metadata.js';
+import { rejected, toNormalized } from './result.js';
+import type { NormalizeContext, Normalized, NormalizedText, Rejected } from './types.js';
+
+/**
+ * Parse options, one object per country, made once: the hot path allocates none. `extract:
+ * false` parses the whole cell as one number, so text around a number ("call 415 555 2671",
+ * "abc 4155552671") is rejected instead of silently mined for digits.
+ */
+interface ParseOptions {
+  defaultCountry?: CountryCode;
+  extract: false;
+}
+const NO_COUNTRY_OPTIONS: ParseOptions = Object.freeze({ extract: false });
+const optionsByCountry = new Map<CountryCode, ParseOptions>();
+
+function parseOptions(country: CountryCode | undefined): ParseOptions {
+  if (country === undefined) return NO_COUNTRY_OPTIONS;
+  let options = optionsByCountry.get(country);
+  if (options === undefined) {
+    options = Object.freeze({ defaultCountry: country, extract: false });
+    optionsByCountry.set(country, options);
+  }
+  return options;
+}
+
+const EMPTY = rejected('empty phone number');
+const NOT_A_NUMBER = rejected('not a phone number');
+const TOO_SHORT = rejected('phone number too short');
+const TOO_LONG = rejected('phone number too long');
+const NO_COUNTRY = rejected('no country code and no default country');
+const UNKNOWN_CALLING_CODE = rejected('unknown country calling code');
+const UNPARSABLE = rejected('phone number could not be parsed');
+
+/** "phone number not valid for US" (or "for +1" when not even the country is known), shared. */
+const notValidFor = new Map<string, Rejected>();
+function notValid(where: string): Rejected {
+  let rejection = notValidFor.get(where);
+  if (rejection === undefined) {
+    rejection = rejected(`phone number not valid for ${where}`);
+    notValidFor.set(where, rejection);
+  }
+  return rejection;
+}
+
+/** A number written with its country code: + (or the fullwidth ＋) before the first digit. */
+const INTERNATIONAL_PATTERN = /^[^0-9]*[+＋]/;
+
+/**
+ * phone_number: E.164 digits without the '+' (14155552671), through libphonenumber-js.
+ *
+ * - A number written with + (or with the international call prefix of its country: 011 from
+ *   the US, 00 from most of the world) uses the country code it carries.
+ * - A number written nationally ((415) 555-2671, 020 7946 0958, +44 (0)20 ...) takes the row's
+ *   country (ctx.country) or else the job's default (ctx.defaultCountry); any case is accepted.
+ *   A row country that is set but unknown is an error of that row, not a reason to fall back
+ *   to the default: it is named in the rejection when the number needs it.
+ * - Spaces, dots, dashes, parentheses and a trailing extension (x123, ext. 123, #123) are
+ *   accepted; the extension is dropped (E.164 has none).
+ * - The number must be valid (isValid()) for its country with the 'max' metadata.
+ * - Mexico: mobiles written internationally with the "1" Mexico dropped in 2019
+ *   (+52 1 55 1234 5678) are taken as the current +52 55 1234 5678.
+ *
+ * One parse and one validation per value; only invalid numbers pay for more.
+ */
+export function phoneText(raw: string, ctx?: NormalizeContext): NormalizedText {
+  const text = raw.trim();
+  if (text === '') return EMPTY;
+  if (text.length === 64) {
+    const hashed = alreadyHashed(text);
+    if (hashed !== undefined) return hashed;
+  }
+
+  let country: CountryCode | undefined;
+  let unknownCountry: string | undefined;
+  if (ctx !== undefined) {
+    const code = givenCountry(ctx.country) ?? givenCountry(ctx.defaultCountry);
+    if (code !== undefined) {
+      country = normalizeCountry(code);
+      if (country === undefined) unknownCountry = code.trim();
+    }
+  }
+
+  let phone: PhoneNumber;
+  try {
+    phone = parsePhoneNumberWithError(text, parseOptions(country), PHONE_METADATA);
+  } catch (error) {
+    // ParseError says what is wrong with the text. Anything else would be a libphonenumber-js
+    // bug on this one input: it rejects the value (one row), it does not end the run.
+    return error instanceof ParseError ? parseFailure(error.message, text, unknownCountry) : UNPARSABLE;
+  }
+  if (phone.isValid()) return phone.number.slice(1);
+  return legacyMexicanMobile(phone) ?? notValid(phone.country ?? `+${phone.countryCallingCode}`);
+}
+
+/** A country field that says something (not blank), as given; known codes take a fast path. */
+function givenCountry(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (isKnownCountry(value)) return value;
+  return value.trim() === '' ? undefined : value;
+}
+
+function parseFailure(code: string, text: string, unknownCountry: string | undefined): Rejected {
+  switch (code) {
+    case 'INVALID_COUNTRY':
+      if (INTERNATIONAL_PATTERN.test(text)) return UNKNOWN_CALLING_CODE;
+      return unknownCountry === undefined ? NO_COUNTRY : rejected(`no country code and unknown country '${unknownCountry.slice(0, 40)}'`);
+    case 'TOO_SHORT':
+      return TOO_SHORT;
+    case 'TOO_LONG':
+      return TOO_LONG;
+    default:
+      return NOT_A_NUMBER;
+  }
+}
+
+/** +52 1 XX XXXX XXXX (pre-2019 mobile format) as the valid +52 XX XXXX XXXX, or undefined. */
+function legacyMexicanMobile(phone: PhoneNumber): string | undefined {
+  const national = phone.nationalNumber;
+  if (phone.countryCallingCode !== '52' || national.length !== 11 || national.charCodeAt(0) !== 49 /* 1 */) {
+    return undefined;
+  }
+  try {
+    const current = parsePhoneNumberWithError(`+52${national.slice(1)}`, NO_COUNTRY_OPTIONS, PHONE_METADATA);
+    return current.isValid() ? current.number.slice(1) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The phone number as hashed: `(415) 555-2671` with default country US gives `14155552671`. */
+export function normalizePhoneNumber(raw: string, ctx?: NormalizeContext): Normalized {
+  return toNormalized(phoneText(raw, ctx));
+}
