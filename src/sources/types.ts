@@ -28,6 +28,10 @@ export interface OpenedSource {
   sizeBytes: number | undefined;
   /** Raw (compressed, for .gz) bytes consumed so far; with sizeBytes it gives progress. */
   bytesRead(): number;
+  /** CSV/TSV: the delimiter of the spec (SourceSpec.delimiter), when one was given. */
+  delimiter?: string | undefined;
+  /** The text encoding of the spec (SourceSpec.encoding), when one was given. */
+  encoding?: 'utf8' | 'latin1' | undefined;
 }
 
 /** One data row of a CSV/TSV file, values in header order. */
