@@ -6,5 +6,6 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    globalSetup: ['test/global-setup.ts'],
   },
 });

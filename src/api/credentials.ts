@@ -60,6 +60,9 @@ const profileSchema = z.object({
   access_token_secret: z.string().min(1).optional(),
   user_id: z.string().optional(),
   screen_name: z.string().optional(),
+  /** Between the two steps of a non-interactive `adsync auth login`. */
+  pending_request_token: z.string().optional(),
+  pending_request_token_secret: z.string().optional(),
 });
 export type StoredProfile = z.infer<typeof profileSchema>;
 
@@ -117,7 +120,7 @@ export function readCredentialsFile(path: string): CredentialsFile | undefined {
 }
 
 /** Writes (or updates) one profile; the file is created with mode 0600 and replaced atomically. */
-export function writeCredentialsProfile(path: string, profile: string, values: StoredProfile): void {
+export function writeCredentialsProfile(path: string, profile: string, values: { [K in keyof StoredProfile]?: string | undefined }): void {
   envPrefix(profile); // validates the name
   const current = readCredentialsFile(path) ?? { profiles: {} };
   current.profiles[profile] = { ...current.profiles[profile], ...values };

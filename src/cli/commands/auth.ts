@@ -1,0 +1,125 @@
+/**
+ * `adsync auth login` and `adsync auth revoke`: the OAuth 1.0a PIN (oob) flow.
+ *
+ * On a terminal, login prints the authorize URL and asks for the PIN. Elsewhere (or with
+ * --no-prompt) it stores the pending request token in the credentials file and exits; the
+ * second step is `adsync auth login --pin <PIN>`.
+ */
+import type { Command } from 'commander';
+import { AdsApiClient } from '../../api/client.js';
+import { Credentials, defaultCredentialsPath, loadCredentials, readCredentialsFile, writeCredentialsProfile } from '../../api/credentials.js';
+import { authorizeUrl, exchangeForAccessToken, invalidateAccessToken, obtainRequestToken } from '../../api/oauth-flow.js';
+import { ConfigError } from '../../errors.js';
+import type { CliContext } from '../context.js';
+
+interface LoginOptions {
+  profile: string;
+  pin?: string;
+  prompt: boolean;
+  print?: boolean;
+  credentialsFile?: string;
+}
+
+function credentialsPath(ctx: CliContext, explicit: string | undefined): string {
+  return explicit ?? ctx.settings.credentialsFile ?? defaultCredentialsPath(ctx.env);
+}
+
+function flowClient(ctx: CliContext, credentials: Credentials): AdsApiClient {
+  const s = ctx.settings;
+  return new AdsApiClient({ credentials, adsUrl: s.adsUrl, apiUrl: s.apiUrl, retry: { ...s.retry, budgetMs: 60_000 }, logger: ctx.logger });
+}
+
+async function login(ctx: CliContext, options: LoginOptions): Promise<void> {
+  const path = credentialsPath(ctx, options.credentialsFile);
+  const consumer = loadCredentials({ profile: options.profile, env: ctx.env, credentialsPath: path, consumerOnly: true });
+  const client = flowClient(ctx, new Credentials(options.profile, consumer.consumerKey, consumer.consumerSecret, '', ''));
+  const out = ctx.io.stderr;
+
+  let requestToken: { token: string; tokenSecret: string };
+  let pin = options.pin;
+  if (pin === undefined) {
+    requestToken = await obtainRequestToken(client);
+    out(`Open this address in a browser, sign in as the advertiser's user and approve adsync:\n\n  ${authorizeUrl(ctx.settings.apiUrl, requestToken.token)}\n\n`);
+    if (ctx.io.prompt && options.prompt) {
+      pin = (await ctx.io.prompt('PIN shown after approving: ')).trim();
+    } else {
+      writeCredentialsProfile(path, options.profile, {
+        consumer_key: consumer.consumerKey,
+        consumer_secret: consumer.consumerSecret,
+        pending_request_token: requestToken.token,
+        pending_request_token_secret: requestToken.tokenSecret,
+      });
+      out(`Then finish with:\n\n  adsync auth login${options.profile === 'default' ? '' : ` --profile ${options.profile}`} --pin <PIN>\n`);
+      return;
+    }
+  } else {
+    const stored = readCredentialsFile(path)?.profiles[options.profile];
+    if (!stored?.pending_request_token || !stored.pending_request_token_secret) {
+      throw new ConfigError(`no authorization is pending for profile "${options.profile}" in ${path}`, {
+        hint: 'run `adsync auth login` first (without --pin) and open the address it prints',
+      });
+    }
+    requestToken = { token: stored.pending_request_token, tokenSecret: stored.pending_request_token_secret };
+  }
+  if (!pin) throw new ConfigError('no PIN was entered');
+
+  const access = await exchangeForAccessToken(client, requestToken, pin);
+  const prefix = options.profile === 'default' ? 'ADSYNC_' : `ADSYNC_${options.profile.toUpperCase()}_`;
+  if (options.print) {
+    // Clear the pending token; the new tokens go to stdout only, as asked.
+    writeCredentialsProfile(path, options.profile, { pending_request_token: undefined, pending_request_token_secret: undefined });
+    ctx.io.stdout(
+      [
+        `export ${prefix}CONSUMER_KEY='${consumer.consumerKey}'`,
+        `export ${prefix}CONSUMER_SECRET='${consumer.consumerSecret}'`,
+        `export ${prefix}ACCESS_TOKEN='${access.token}'`,
+        `export ${prefix}ACCESS_TOKEN_SECRET='${access.tokenSecret}'`,
+        '',
+      ].join('\n'),
+    );
+  } else {
+    writeCredentialsProfile(path, options.profile, {
+      consumer_key: consumer.consumerKey,
+      consumer_secret: consumer.consumerSecret,
+      access_token: access.token,
+      access_token_secret: access.tokenSecret,
+      user_id: access.userId,
+      screen_name: access.screenName,
+      pending_request_token: undefined,
+      pending_request_token_secret: undefined,
+    });
+  }
+  out(
+    `Authorized as @${access.screenName} (user ${access.userId}).${options.print ? '' : ` Profile "${options.profile}" is stored in ${path} (mode 0600).`}\n`,
+  );
+}
+
+async function revoke(ctx: CliContext, options: { profile: string; credentialsFile?: string }): Promise<void> {
+  const path = credentialsPath(ctx, options.credentialsFile);
+  const credentials = loadCredentials({ profile: options.profile, env: ctx.env, credentialsPath: path });
+  await invalidateAccessToken(flowClient(ctx, credentials), credentials.token);
+  const stored = readCredentialsFile(path)?.profiles[options.profile];
+  if (stored?.access_token === credentials.accessToken) {
+    writeCredentialsProfile(path, options.profile, { access_token: undefined, access_token_secret: undefined });
+  }
+  ctx.io.stderr(`Revoked the access token of profile "${options.profile}"; it can no longer be used.\n`);
+}
+
+export function registerAuth(program: Command, ctx: CliContext): void {
+  const auth = program.command('auth').description('authorize adsync with X (OAuth 1.0a PIN flow) or revoke its token');
+  auth
+    .command('login')
+    .description('authorize a user and store the access token in the credentials file')
+    .option('--profile <name>', 'credentials profile to store (reads ADSYNC_<PROFILE>_CONSUMER_KEY/SECRET)', 'default')
+    .option('--pin <pin>', 'finish a pending authorization with the PIN shown after approving')
+    .option('--no-prompt', 'do not ask for the PIN on the terminal; finish later with --pin')
+    .option('--print', 'print shell export lines instead of storing the tokens')
+    .option('--credentials-file <path>', 'credentials file (default: ADSYNC_CREDENTIALS or ~/.config/adsync/credentials.json)')
+    .action(async (options: LoginOptions) => login(ctx, options));
+  auth
+    .command('revoke')
+    .description("revoke the profile's access token (POST 1.1/oauth/invalidate_token)")
+    .option('--profile <name>', 'credentials profile', 'default')
+    .option('--credentials-file <path>', 'credentials file')
+    .action(async (options: { profile: string; credentialsFile?: string }) => revoke(ctx, options));
+}

@@ -1,0 +1,16 @@
+import type { Command } from 'commander';
+import type { CliContext } from '../context.js';
+import { registerDemo } from './demo.js';
+import { registerEmulator } from './emulator.js';
+import { registerRun } from './run.js';
+import { registerRuns } from './runs.js';
+import { registerValidate } from './validate.js';
+
+/** Registers every command but `auth` (see auth.ts). */
+export function registerCommands(program: Command, ctx: CliContext): void {
+  registerRun(program, ctx);
+  registerValidate(program, ctx);
+  registerRuns(program, ctx);
+  registerEmulator(program, ctx);
+  registerDemo(program, ctx);
+}

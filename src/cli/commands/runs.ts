@@ -1,0 +1,79 @@
+/** `adsync runs`: run history from the state database. `adsync unlock`: remove a stale lock. */
+import { Option, type Command } from 'commander';
+import type { RunRecord } from '../../state/store.js';
+import type { CliContext } from '../context.js';
+import { openStore } from '../job-session.js';
+
+function count(r: RunRecord, key: string): string {
+  const v = r.summary?.[key];
+  return typeof v === 'number' ? v.toLocaleString('en-US') : '-';
+}
+
+function formatRuns(runs: RunRecord[]): string {
+  const header = ['started (UTC)', 'job', 'kind', 'status', 'duration', 'read', 'rejected', 'sent', 'run id', 'rejects file'];
+  const rows = runs.map((r) => {
+    const s = r.summary ?? {};
+    const sent =
+      r.kind === 'catalog'
+        ? `+${count(r, 'created')} ~${count(r, 'updated')} -${count(r, 'deleted')}`
+        : `+${count(r, 'added')} -${count(r, 'removed')}`;
+    return [
+      new Date(r.startedAt).toISOString().replace('T', ' ').slice(0, 19),
+      r.job,
+      r.kind + (r.command === 'backfill' ? ' (backfill)' : ''),
+      r.status + (r.dryRun ? ' (dry)' : ''),
+      r.finishedAt === undefined ? '-' : `${((r.finishedAt - r.startedAt) / 1000).toFixed(1)}s`,
+      count(r, 'read'),
+      count(r, 'rejected'),
+      sent,
+      r.runId,
+      typeof s.rejects_file === 'string' ? s.rejects_file : '',
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
+}
+
+export function registerRuns(program: Command, ctx: CliContext): void {
+  program
+    .command('runs')
+    .description('show the run history: start, end, status, counts, rejects file')
+    .option('--job <name>', 'only this job')
+    .addOption(new Option('--limit <n>', 'how many runs').default(20).argParser((v) => Number.parseInt(v, 10)))
+    .option('--json', 'one JSON object per run')
+    .action(async (flags: { job?: string; limit: number; json?: boolean }) => {
+      const store = openStore(ctx);
+      try {
+        const runs = await store.runs.list({ job: flags.job, limit: flags.limit });
+        if (flags.json) {
+          for (const r of runs) ctx.io.stdout(`${JSON.stringify({ ...r, startedAt: new Date(r.startedAt).toISOString(), finishedAt: r.finishedAt === undefined ? null : new Date(r.finishedAt).toISOString() })}\n`);
+        } else if (runs.length === 0) {
+          ctx.io.stderr(`no runs recorded${flags.job ? ` for job ${flags.job}` : ''} in ${store.path}\n`);
+        } else {
+          ctx.io.stdout(formatRuns(runs));
+        }
+      } finally {
+        await store.close();
+      }
+    });
+
+  program
+    .command('unlock')
+    .description('remove the lock of a job whose run died (a lock expires on its own after lock.ttl_seconds)')
+    .argument('<job-name>', 'the job name (the file name without .yaml unless the job sets name:)')
+    .action(async (job: string) => {
+      const store = openStore(ctx);
+      try {
+        const lock = await store.locks.get(job);
+        if (!lock) {
+          ctx.io.stderr(`job ${job} is not locked\n`);
+          return;
+        }
+        await store.locks.forceRelease(job);
+        ctx.io.stderr(`removed the lock of job ${job} (held by ${lock.owner} since ${new Date(lock.acquiredAt).toISOString()})\n`);
+      } finally {
+        await store.close();
+      }
+    });
+}

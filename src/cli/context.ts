@@ -1,0 +1,55 @@
+/**
+ * What every command gets: where to write, the environment, the global options, and a
+ * logger and settings built from them on first use.
+ */
+import type { LevelWithSilent, Logger } from 'pino';
+import { loadSettings, type Settings } from '../config/settings.js';
+import { createLogger } from '../logging/logger.js';
+
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** True when stderr is a terminal (progress bars, pretty logs, summary tables). */
+  isTty: boolean;
+  /** Reads one line from the terminal (the PIN prompt); undefined when there is no terminal. */
+  prompt: ((question: string) => Promise<string>) | undefined;
+}
+
+export interface GlobalOptions {
+  config?: string;
+  logLevel?: LevelWithSilent;
+}
+
+export class CliContext {
+  private settingsCache: Settings | undefined;
+  private loggerCache: Logger | undefined;
+  exitCode = 0;
+  /** Aborted on SIGTERM/SIGINT: commands finish the chunk in flight and stop. */
+  readonly shutdown = new AbortController();
+
+  constructor(
+    readonly io: CliIo,
+    readonly env: NodeJS.ProcessEnv,
+    readonly cwd: string,
+    private readonly globals: () => GlobalOptions,
+  ) {}
+
+  get settings(): Settings {
+    this.settingsCache ??= loadSettings({ path: this.globals().config, env: this.env, cwd: this.cwd });
+    return this.settingsCache;
+  }
+
+  get logger(): Logger {
+    this.loggerCache ??= createLogger({
+      level: this.globals().logLevel ?? (this.env.ADSYNC_LOG_LEVEL as LevelWithSilent | undefined) ?? 'info',
+      pretty: this.io.isTty,
+      write: this.io.stderr,
+    });
+    return this.loggerCache;
+  }
+
+  /** Raises the exit code (never lowers it): the worst outcome of several jobs wins (3 > 2 > 1). */
+  fail(code: number): void {
+    this.exitCode = Math.max(this.exitCode, code);
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * What the commands that run jobs share: loading job files (a bad one is reported and
+ * skipped, the others still run), the state store, the progress display, printing the
+ * summary, and the exit code.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { isAdsyncError } from '../errors.js';
+import type { Job } from '../jobs/job.js';
+import { loadJob } from '../jobs/load-job.js';
+import { BarProgress, LogProgress, NoProgress, type ProgressDisplay } from '../jobs/progress.js';
+import type { RunEnvironment } from '../jobs/run-context.js';
+import { formatSummaryTable, type RunSummary } from '../jobs/summary.js';
+import { openStateStore } from '../state/index.js';
+import type { StateStore } from '../state/store.js';
+import type { CliContext } from './context.js';
+import { describeFailure } from './errors.js';
+
+export function lockOwner(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+}
+
+/** Loads each job file; prints the problems of the ones that fail and raises the exit code. */
+export function loadJobs(ctx: CliContext, files: readonly string[], sourceOverride?: string): Job[] {
+  const jobs: Job[] = [];
+  for (const file of files) {
+    try {
+      jobs.push(loadJob(file, ctx.settings, { cwd: ctx.cwd, sourceOverride }));
+    } catch (error) {
+      if (!isAdsyncError(error)) throw error;
+      const { text, exitCode } = describeFailure(error);
+      ctx.io.stderr(text);
+      ctx.fail(exitCode);
+    }
+  }
+  const names = new Map<string, string>();
+  for (const job of jobs) {
+    const other = names.get(job.name);
+    if (other !== undefined) {
+      ctx.io.stderr(`adsync: ${job.file} and ${other} have the same job name "${job.name}"; give one a different name:\n`);
+      ctx.fail(2);
+      return [];
+    }
+    names.set(job.name, job.file);
+  }
+  return jobs;
+}
+
+export function progressFor(ctx: CliContext, quiet: boolean): ProgressDisplay {
+  if (quiet) return new NoProgress();
+  return ctx.io.isTty ? new BarProgress() : new LogProgress(ctx.logger, ctx.settings.progressIntervalMs);
+}
+
+export function runEnvironment(ctx: CliContext, store: StateStore, progress: ProgressDisplay, owner = lockOwner()): RunEnvironment {
+  return { settings: ctx.settings, store, logger: ctx.logger, env: ctx.env, progress, owner, stop: ctx.shutdown.signal };
+}
+
+export function openStore(ctx: CliContext): StateStore {
+  return openStateStore(ctx.settings.statePath);
+}
+
+/** Prints a run's outcome: the JSON line, or the table; a failure line on stderr. */
+export function reportRun(ctx: CliContext, summary: RunSummary, json: boolean): void {
+  if (json) ctx.io.stdout(`${JSON.stringify(summary)}\n`);
+  else ctx.io.stdout(formatSummaryTable(summary));
+  if (summary.status !== 'success' && summary.error) ctx.io.stderr(`adsync: job ${summary.job} ${summary.status}: ${summary.error}\n`);
+  ctx.fail(summary.exit_code);
+}

@@ -1,0 +1,84 @@
+/**
+ * The `adsync` command line. Every command returns through here, so every failure ends as
+ * one clear line on stderr and the exit code of DESIGN.md: 0 success, 1 the run failed,
+ * 2 usage or configuration error, 3 authentication error.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { createInterface } from 'node:readline/promises';
+import { closeIdleConnections } from '../api/http.js';
+import { ExitCode } from '../errors.js';
+import { registerAuth } from './commands/auth.js';
+import { registerCommands } from './commands/index.js';
+import { CliContext, type CliIo, type GlobalOptions } from './context.js';
+import { describeFailure } from './errors.js';
+
+export function processIo(): CliIo {
+  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
+  return {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    isTty: process.stderr.isTTY === true,
+    prompt: interactive
+      ? async (question) => {
+          const rl = createInterface({ input: process.stdin, output: process.stderr });
+          try {
+            return await rl.question(question);
+          } finally {
+            rl.close();
+          }
+        }
+      : undefined,
+  };
+}
+
+export function buildProgram(ctx: CliContext): Command {
+  const program = new Command('adsync')
+    .description('Keeps X Ads product catalogs and audiences in step with your own data.')
+    .addOption(new Option('--config <file>', 'settings file (default: config/adsync.yaml when present, or ADSYNC_CONFIG)'))
+    .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
+    .showHelpAfterError('(run `adsync --help` for usage)')
+    .exitOverride()
+    .configureOutput({ writeOut: (t) => ctx.io.stdout(t), writeErr: (t) => ctx.io.stderr(t) });
+  registerCommands(program, ctx);
+  registerAuth(program, ctx);
+  for (const sub of program.commands) {
+    sub.exitOverride();
+    for (const leaf of sub.commands) leaf.exitOverride();
+  }
+  return program;
+}
+
+/** Runs the CLI; returns the process exit code. */
+export async function main(argv: string[], io: CliIo = processIo(), env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Promise<number> {
+  const holder: { program?: Command } = {};
+  const ctx = new CliContext(io, env, cwd, () => holder.program?.opts<GlobalOptions>() ?? {});
+  const program = buildProgram(ctx);
+  holder.program = program;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (ctx.shutdown.signal.aborted) {
+      io.stderr(`adsync: ${signal} again: stopping now\n`);
+      process.exit(130);
+    }
+    io.stderr(`adsync: ${signal} received: finishing the requests in flight, then stopping (send again to stop at once)\n`);
+    ctx.shutdown.abort();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return ctx.exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return ExitCode.ok;
+      return ExitCode.usage;
+    }
+    const { text, exitCode } = describeFailure(error);
+    ctx.logger.debug({ err: error }, 'command failed');
+    io.stderr(text);
+    return Math.max(exitCode, ctx.exitCode);
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    closeIdleConnections();
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * Global settings: config/adsync.yaml (or the file named by --config / ADSYNC_CONFIG), every
+ * key optional with the defaults below; environment variables win over the file for the
+ * endpoints and the state path. Job files may override the per-run keys (concurrency,
+ * request timeout, retry, alerts, max_reject_ratio, timezone).
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { DEFAULT_ADS_URL, DEFAULT_API_URL } from '../api/client.js';
+import type { EndpointFamily, FamilyLimit, RateLimitSettings } from '../api/rate-limiter.js';
+import type { RetrySettings } from '../api/retry.js';
+import { ConfigError } from '../errors.js';
+import { parseWithSchema, readYamlFile } from './yaml-file.js';
+
+const ratio = z.number().min(0).max(1);
+const positiveInt = z.number().int().positive();
+
+export const retrySchema = z.strictObject({
+  retries: z.number().int().min(0).max(100).optional(),
+  min_delay_ms: z.number().int().min(0).optional(),
+  max_delay_ms: z.number().int().min(0).optional(),
+  budget_ms: z.number().int().min(0).optional(),
+});
+
+export const alertsSchema = z.strictObject({
+  webhook_url: z.url({ protocol: /^https?$/ }).nullable().optional(),
+  reject_ratio: ratio.optional(),
+});
+
+const familyLimitSchema = z.strictObject({ requests: positiveInt, window_seconds: positiveInt }).nullable();
+
+export const FAMILIES = ['audience_users', 'do_not_reach_users', 'catalog_read', 'catalog_write', 'audiences', 'accounts', 'oauth', 'other'] as const satisfies readonly EndpointFamily[];
+
+export const settingsFileSchema = z.strictObject({
+  ads_url: z.url().optional(),
+  api_url: z.url().optional(),
+  state: z.string().min(1).optional(),
+  rejects_dir: z.string().min(1).optional(),
+  credentials_file: z.string().min(1).optional(),
+  concurrency: z.number().int().min(1).max(64).optional(),
+  request_timeout_ms: positiveInt.optional(),
+  retry: retrySchema.optional(),
+  rate_limits: z.partialRecord(z.enum(FAMILIES), familyLimitSchema).optional(),
+  timezone: z.string().optional(),
+  max_reject_ratio: ratio.optional(),
+  alerts: alertsSchema.optional(),
+  lock: z.strictObject({ ttl_seconds: positiveInt.optional(), heartbeat_seconds: positiveInt.optional() }).optional(),
+  progress_interval_seconds: positiveInt.optional(),
+  audience: z.strictObject({ refresh_after_days: positiveInt.optional(), max_remove_ratio: ratio.optional() }).optional(),
+  catalog: z.strictObject({ max_delete_ratio: ratio.optional() }).optional(),
+});
+export type SettingsFile = z.infer<typeof settingsFileSchema>;
+
+export interface AlertSettings {
+  webhookUrl: string | undefined;
+  rejectRatio: number;
+}
+
+export interface Settings {
+  /** Where the settings came from (a file path), or undefined for built-in defaults. */
+  file: string | undefined;
+  adsUrl: string;
+  apiUrl: string;
+  statePath: string;
+  rejectsDir: string;
+  credentialsFile: string | undefined;
+  concurrency: number;
+  requestTimeoutMs: number;
+  retry: RetrySettings;
+  rateLimits: RateLimitSettings;
+  timezone: string;
+  maxRejectRatio: number;
+  alerts: AlertSettings;
+  lockTtlMs: number;
+  lockHeartbeatMs: number;
+  progressIntervalMs: number;
+  refreshAfterDays: number;
+  maxRemoveRatio: number;
+  maxDeleteRatio: number;
+}
+
+export const DEFAULT_SETTINGS_PATH = 'config/adsync.yaml';
+
+export const DEFAULTS = {
+  state: '.adsync/state.sqlite',
+  rejects_dir: '.adsync/rejects',
+  concurrency: 4,
+  request_timeout_ms: 60_000,
+  retry: { retries: 8, min_delay_ms: 500, max_delay_ms: 30_000, budget_ms: 300_000 },
+  rate_limits: { audience_users: { requests: 1500, window_seconds: 60 }, do_not_reach_users: { requests: 1500, window_seconds: 60 } },
+  timezone: 'UTC',
+  max_reject_ratio: 0.2,
+  alerts: { reject_ratio: 0.05 },
+  lock: { ttl_seconds: 120, heartbeat_seconds: 20 },
+  progress_interval_seconds: 10,
+  audience: { refresh_after_days: 330, max_remove_ratio: 0.5 },
+  catalog: { max_delete_ratio: 0.5 },
+} as const;
+
+export function retryFrom(file: z.infer<typeof retrySchema> | undefined, base: RetrySettings): RetrySettings {
+  return {
+    retries: file?.retries ?? base.retries,
+    minDelayMs: file?.min_delay_ms ?? base.minDelayMs,
+    maxDelayMs: file?.max_delay_ms ?? base.maxDelayMs,
+    budgetMs: file?.budget_ms ?? base.budgetMs,
+  };
+}
+
+function rateLimitsFrom(file: SettingsFile['rate_limits']): RateLimitSettings {
+  const merged: Partial<Record<EndpointFamily, { requests: number; window_seconds: number } | null>> = { ...DEFAULTS.rate_limits, ...file };
+  const out: RateLimitSettings = {};
+  for (const [family, limit] of Object.entries(merged) as [EndpointFamily, { requests: number; window_seconds: number } | null][]) {
+    out[family] = limit === null ? null : ({ requests: limit.requests, windowMs: limit.window_seconds * 1000 } satisfies FamilyLimit);
+  }
+  return out;
+}
+
+export function isValidTimezone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface LoadSettingsOptions {
+  /** An explicit settings file (--config); it must exist. */
+  path?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/** Loads the settings file (when there is one) and applies defaults and the environment. */
+export function loadSettings(options: LoadSettingsOptions = {}): Settings {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const explicit = options.path ?? env.ADSYNC_CONFIG;
+  const candidate = explicit ?? DEFAULT_SETTINGS_PATH;
+  const path = resolve(cwd, candidate);
+  let file: SettingsFile = {};
+  let used: string | undefined;
+  if (explicit !== undefined || existsSync(path)) {
+    const data = readYamlFile(path, candidate) ?? {};
+    file = parseWithSchema(settingsFileSchema, data, candidate, (p) =>
+      p.length === 0 ? Object.keys(settingsFileSchema.shape) : undefined,
+    );
+    used = path;
+  }
+  if (file.timezone !== undefined && !isValidTimezone(file.timezone)) {
+    throw new ConfigError(`${candidate}: timezone: unknown time zone "${file.timezone}"`, { hint: "use an IANA name such as Europe/Berlin or UTC" });
+  }
+  const base: RetrySettings = {
+    retries: DEFAULTS.retry.retries,
+    minDelayMs: DEFAULTS.retry.min_delay_ms,
+    maxDelayMs: DEFAULTS.retry.max_delay_ms,
+    budgetMs: DEFAULTS.retry.budget_ms,
+  };
+  return {
+    file: used,
+    adsUrl: env.ADSYNC_ADS_URL || file.ads_url || DEFAULT_ADS_URL,
+    apiUrl: env.ADSYNC_API_URL || file.api_url || DEFAULT_API_URL,
+    statePath: resolve(cwd, env.ADSYNC_STATE || file.state || DEFAULTS.state),
+    rejectsDir: resolve(cwd, file.rejects_dir ?? DEFAULTS.rejects_dir),
+    credentialsFile: file.credentials_file === undefined ? undefined : resolve(cwd, file.credentials_file),
+    concurrency: file.concurrency ?? DEFAULTS.concurrency,
+    requestTimeoutMs: file.request_timeout_ms ?? DEFAULTS.request_timeout_ms,
+    retry: retryFrom(file.retry, base),
+    rateLimits: rateLimitsFrom(file.rate_limits),
+    timezone: file.timezone ?? DEFAULTS.timezone,
+    maxRejectRatio: file.max_reject_ratio ?? DEFAULTS.max_reject_ratio,
+    alerts: {
+      webhookUrl: file.alerts?.webhook_url ?? undefined,
+      rejectRatio: file.alerts?.reject_ratio ?? DEFAULTS.alerts.reject_ratio,
+    },
+    lockTtlMs: (file.lock?.ttl_seconds ?? DEFAULTS.lock.ttl_seconds) * 1000,
+    lockHeartbeatMs: (file.lock?.heartbeat_seconds ?? DEFAULTS.lock.heartbeat_seconds) * 1000,
+    progressIntervalMs: (file.progress_interval_seconds ?? DEFAULTS.progress_interval_seconds) * 1000,
+    refreshAfterDays: file.audience?.refresh_after_days ?? DEFAULTS.audience.refresh_after_days,
+    maxRemoveRatio: file.audience?.max_remove_ratio ?? DEFAULTS.audience.max_remove_ratio,
+    maxDeleteRatio: file.catalog?.max_delete_ratio ?? DEFAULTS.catalog.max_delete_ratio,
+  };
+}

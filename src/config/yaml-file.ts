@@ -1,0 +1,89 @@
+/**
+ * Reading a YAML file (job or settings) and turning schema failures into messages that name
+ * the file, the field path and what is expected.
+ */
+import { readFileSync } from 'node:fs';
+import { parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { ConfigError } from '../errors.js';
+
+/** Parses YAML text; a syntax error names the file, line and column. */
+export function parseYaml(text: string, file: string): unknown {
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  const first = doc.errors[0];
+  if (first) {
+    const pos = first.linePos?.[0];
+    const where = pos ? ` line ${pos.line}, column ${pos.col}` : '';
+    throw new ConfigError(`${file}${where}: not valid YAML: ${first.message.split('\n')[0] ?? ''}`);
+  }
+  return doc.toJS({ maxAliasCount: 100 }) as unknown;
+}
+
+export function readYamlFile(path: string, display: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ConfigError(code === 'ENOENT' ? `${display} does not exist` : `${display} cannot be read: ${(error as Error).message}`, { cause: error });
+  }
+  return parseYaml(text, display);
+}
+
+function describeInput(input: unknown): string {
+  if (input === undefined) return 'nothing';
+  if (input === null) return 'null';
+  if (typeof input === 'string') return `"${input.length > 60 ? `${input.slice(0, 57)}...` : input}"`;
+  if (typeof input === 'number' || typeof input === 'boolean' || typeof input === 'bigint') return `${typeof input} ${String(input)}`;
+  if (Array.isArray(input)) return 'a list';
+  return 'a mapping';
+}
+
+function levenshtein(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0] ?? 0;
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j] ?? 0;
+      prev[j] = Math.min((prev[j] ?? 0) + 1, (prev[j - 1] ?? 0) + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = tmp;
+    }
+  }
+  return prev[b.length] ?? 0;
+}
+
+/** The known keys of the object schema at `path`, to suggest a fix for a misspelt key. */
+export type KnownKeys = (path: readonly PropertyKey[]) => readonly string[] | undefined;
+
+export function formatIssue(issue: z.core.$ZodIssue, knownKeys?: KnownKeys): string {
+  const path = issue.path.map(String).join('.');
+  const at = path === '' ? '' : `${path}: `;
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.input === undefined ? `${at}is required (${issue.expected})` : `${at}expected ${issue.expected}, got ${describeInput(issue.input)}`;
+    case 'invalid_value':
+      return `${at}expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${describeInput(issue.input)}`;
+    case 'unrecognized_keys': {
+      const known = knownKeys?.(issue.path) ?? [];
+      return issue.keys
+        .map((k) => {
+          const best = known.map((c) => [c, levenshtein(k, c)] as const).sort((x, y) => x[1] - y[1])[0];
+          const prefix = path === '' ? '' : `${path}.`;
+          const suggestion = best && best[1] <= 3 ? ` (did you mean "${best[0]}"?)` : known.length > 0 ? ` (allowed: ${known.join(', ')})` : '';
+          return `${prefix}${k}: unknown key${suggestion}`;
+        })
+        .join('\n');
+    }
+    default:
+      return `${at}${issue.message}`;
+  }
+}
+
+/** Validates `data` against `schema`, or throws a ConfigError listing every problem. */
+export function parseWithSchema<S extends z.ZodType>(schema: S, data: unknown, display: string, knownKeys?: KnownKeys): z.output<S> {
+  const result = schema.safeParse(data);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((i) => formatIssue(i, knownKeys));
+  throw new ConfigError(`${display} is not valid:\n  ${lines.join('\n  ')}`);
+}

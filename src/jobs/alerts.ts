@@ -1,0 +1,55 @@
+/**
+ * Alerts: when a run fails, or its reject ratio passes the alert threshold, the JSON summary
+ * is POSTed to the job's (or config's) webhook. Retried a few times, bounded in time, and
+ * never able to fail or block the run: a failed alert is logged and dropped. The summary
+ * holds counts and paths only, never a credential.
+ */
+import type { Logger } from 'pino';
+import { sendHttp } from '../api/http.js';
+import { NetworkError, RetryableHttpError, ApiRequestError } from '../api/errors.js';
+import { withRetry } from '../api/retry.js';
+import type { RunSummary } from './summary.js';
+
+export interface AlertDecision {
+  send: boolean;
+  reason: string;
+}
+
+export function shouldAlert(summary: RunSummary, rejectRatio: number): AlertDecision {
+  if (summary.dry_run) return { send: false, reason: 'dry run' };
+  if (summary.status === 'failed') return { send: true, reason: `run failed${summary.error ? `: ${summary.error}` : ''}` };
+  const ratio = summary.read > 0 ? summary.rejected / summary.read : 0;
+  if (ratio > rejectRatio) {
+    return { send: true, reason: `${(ratio * 100).toFixed(1)}% of rows rejected (alert threshold ${(rejectRatio * 100).toFixed(1)}%)` };
+  }
+  return { send: false, reason: 'ok' };
+}
+
+export async function sendAlert(url: string, summary: RunSummary, reason: string, logger: Logger): Promise<boolean> {
+  const target = new URL(url);
+  const body = Buffer.from(JSON.stringify({ event: 'adsync.run', reason, summary }));
+  try {
+    await withRetry(
+      async () => {
+        const answer = await sendHttp({
+          method: 'POST',
+          url: target,
+          headers: { 'content-type': 'application/json', 'user-agent': 'adsync' },
+          body,
+          timeoutMs: 5000,
+        });
+        if (answer.status >= 500 || answer.status === 429 || answer.status === 408) {
+          throw new RetryableHttpError({ method: 'POST', path: target.pathname, status: answer.status, errors: [] });
+        }
+        if (answer.status >= 300) throw new ApiRequestError({ method: 'POST', path: target.pathname, status: answer.status, errors: [] });
+      },
+      { retries: 3, minDelayMs: 250, maxDelayMs: 2000, budgetMs: 15_000 },
+    );
+    logger.info({ job: summary.job, webhook: target.origin, reason }, 'alert sent');
+    return true;
+  } catch (error) {
+    const message = error instanceof NetworkError || error instanceof Error ? error.message : String(error);
+    logger.warn({ job: summary.job, webhook: target.origin, error: message }, 'alert could not be delivered');
+    return false;
+  }
+}

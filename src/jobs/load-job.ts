@@ -1,0 +1,130 @@
+/**
+ * Loading a job file: YAML, the schema, then the checks a schema cannot make (cron syntax,
+ * time zone, country codes, identifier types a do-not-reach list accepts, the source
+ * format), all reported at once with the file and field named. Paths in a job file are
+ * relative to the job file.
+ */
+import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
+import cron from 'node-cron';
+import { isValidTimezone, retryFrom, type Settings } from '../config/settings.js';
+import { parseWithSchema, readYamlFile } from '../config/yaml-file.js';
+import { ConfigError } from '../errors.js';
+import { normalizeCountry } from '../hash/country.js';
+import type { IdentifierType } from '../hash/types.js';
+import { formatOfPath } from '../sources/index.js';
+import type { SourceSpec } from '../sources/types.js';
+import type { Job, JobBase, ProductSetSpec } from './job.js';
+import { jobFileSchema, knownJobKeys, type JobFile } from './job-schema.js';
+import { validateFieldMapping } from '../transform/field-mapping.js';
+
+/** Identifier types a do-not-reach list takes (ads-api.md 4.2). */
+const DO_NOT_REACH_IDENTIFIERS: readonly IdentifierType[] = ['email', 'phone_number'];
+
+function displayPath(file: string, cwd: string): string {
+  const rel = relative(cwd, file);
+  return rel.startsWith('..') || isAbsolute(rel) ? file : rel;
+}
+
+function isUrl(path: string): boolean {
+  return /^https?:\/\//i.test(path);
+}
+
+export interface LoadJobOptions {
+  cwd?: string;
+  /** Replaces the job's source (backfill --source), resolved against the working directory. */
+  sourceOverride?: string | undefined;
+}
+
+export function loadJob(path: string, settings: Settings, options: LoadJobOptions = {}): Job {
+  const cwd = options.cwd ?? process.cwd();
+  const file = resolve(cwd, path);
+  const display = displayPath(file, cwd);
+  const data: unknown = readYamlFile(file, display);
+  const parsed = parseWithSchema(jobFileSchema, data, display, knownJobKeys);
+  return resolveJob(parsed, file, display, settings, cwd, options);
+}
+
+function resolveJob(f: JobFile, file: string, display: string, settings: Settings, cwd: string, options: LoadJobOptions): Job {
+  const problems: string[] = [];
+  if (f.schedule !== undefined) {
+    const check = cron.validateDetailed(f.schedule);
+    if (!check.valid) problems.push(`schedule: "${f.schedule}" is not a valid cron expression (${check.errors.map((e) => e.message).join('; ')})`);
+  }
+  const timezone = f.timezone ?? settings.timezone;
+  if (!isValidTimezone(timezone)) problems.push(`timezone: unknown time zone "${timezone}" (use an IANA name such as Europe/Berlin)`);
+
+  const rawSource = options.sourceOverride ?? f.source.path;
+  const sourcePath = isUrl(rawSource) ? rawSource : resolve(options.sourceOverride === undefined ? dirname(file) : cwd, rawSource);
+  const source: SourceSpec = { path: sourcePath, format: f.source.format, delimiter: f.source.delimiter, encoding: f.source.encoding };
+  // A URL may still say its format in its Content-Type; a file must say it in its name.
+  if (source.format === undefined && !isUrl(sourcePath) && formatOfPath(sourcePath) === undefined) {
+    problems.push(`source.format: cannot tell the format of "${rawSource}" from its name; set format: csv, tsv or xml`);
+  }
+
+  const base: JobBase = {
+    name: f.name ?? basename(file, extname(file)),
+    file,
+    accountId: f.account_id,
+    credentials: f.credentials,
+    schedule: f.schedule,
+    timezone,
+    source,
+    maxRejectRatio: f.max_reject_ratio ?? settings.maxRejectRatio,
+    alerts: {
+      webhookUrl: f.alerts?.webhook_url === null ? undefined : (f.alerts?.webhook_url ?? settings.alerts.webhookUrl),
+      rejectRatio: f.alerts?.reject_ratio ?? settings.alerts.rejectRatio,
+    },
+    concurrency: f.concurrency ?? settings.concurrency,
+    requestTimeoutMs: f.request_timeout_ms ?? settings.requestTimeoutMs,
+    retry: retryFrom(f.retry, settings.retry),
+  };
+
+  let job: Job | undefined;
+  if (f.audience) {
+    const a = f.audience;
+    let defaultCountry: string | undefined;
+    if (a.default_country !== undefined) {
+      defaultCountry = normalizeCountry(a.default_country);
+      if (defaultCountry === undefined) problems.push(`audience.default_country: "${a.default_country}" is not an ISO 3166-1 alpha-2 country code (e.g. US, GB, DE)`);
+    }
+    const identifiers = Object.fromEntries(Object.entries(a.identifiers).filter(([, v]) => v !== undefined)) as Partial<Record<IdentifierType, string>>;
+    const spec = {
+      mode: a.mode,
+      identifiers,
+      countryColumn: a.country_column,
+      defaultCountry,
+      refreshAfterDays: a.refresh_after_days ?? settings.refreshAfterDays,
+      maxRemoveRatio: a.max_remove_ratio ?? settings.maxRemoveRatio,
+    };
+    if (a.do_not_reach_list_id !== undefined) {
+      const unsupported = Object.keys(identifiers).filter((t) => !DO_NOT_REACH_IDENTIFIERS.includes(t as IdentifierType));
+      if (unsupported.length > 0) {
+        problems.push(`audience.identifiers: a do-not-reach list takes only ${DO_NOT_REACH_IDENTIFIERS.join(' and ')}, not ${unsupported.join(', ')}`);
+      }
+      job = { ...base, kind: 'do_not_reach', doNotReachListId: a.do_not_reach_list_id, audience: spec };
+    } else {
+      job = { ...base, kind: 'custom_audience', customAudienceId: a.custom_audience_id ?? '', audience: spec };
+    }
+  } else if (f.catalog) {
+    const c = f.catalog;
+    const fields = c.fields ?? {};
+    for (const e of validateFieldMapping(fields)) problems.push(`catalog.fields${e.key ? `.${e.key}` : ''}: ${e.message}`);
+    const productSets: ProductSetSpec[] = (c.product_sets ?? []).map((s) =>
+      'product_ids' in s
+        ? { type: 'MANUAL', name: s.name, description: s.description, productIds: s.product_ids }
+        : { type: 'FILTERED', name: s.name, description: s.description, filters: s.filters },
+    );
+    const names = productSets.map((s) => s.name);
+    const dup = names.find((n, i) => names.indexOf(n) !== i);
+    if (dup !== undefined) problems.push(`catalog.product_sets: the name "${dup}" is used twice`);
+    job = {
+      ...base,
+      kind: 'catalog',
+      catalog: { catalogId: c.product_catalog_id, mode: c.mode, maxDeleteRatio: c.max_delete_ratio ?? settings.maxDeleteRatio, fields, productSets },
+    };
+  }
+  if (problems.length > 0 || job === undefined) {
+    throw new ConfigError(`${display} is not valid:\n  ${problems.join('\n  ')}`);
+  }
+  return job;
+}

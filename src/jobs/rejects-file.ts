@@ -1,0 +1,82 @@
+/**
+ * The rejects file of a run: one CSV line per rejected row or item, with its row number,
+ * line, id (feeds), field and reason. Raw values are personal data, so they are written
+ * only when asked (--rejects-with-values). The file is created on the first reject.
+ */
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export interface RejectEntry {
+  row: number;
+  line: number;
+  /** Product id, when known (catalogs). */
+  id?: string | undefined;
+  /** The field or attribute at fault; empty for the whole row. */
+  field: string;
+  reason: string;
+  value?: string | undefined;
+}
+
+function csvField(value: string): string {
+  return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+}
+
+const FLUSH_AT = 64 * 1024;
+
+export class RejectsFile {
+  private fd: number | undefined;
+  private opened = false;
+  private pending: string[] = [];
+  private pendingLength = 0;
+  /** Rows or items rejected (one may have several entries). */
+  count = 0;
+
+  constructor(
+    readonly path: string,
+    private readonly withValues: boolean,
+  ) {}
+
+  /** True once anything was rejected (the file exists, or will after close). */
+  get created(): boolean {
+    return this.opened || this.pending.length > 0;
+  }
+
+  /** Writes every entry of one rejected row or item. */
+  reject(entries: readonly RejectEntry[]): void {
+    if (entries.length === 0) return;
+    this.count += 1;
+    for (const e of entries) {
+      const fields = [String(e.row), String(e.line), e.id ?? '', e.field, e.reason];
+      if (this.withValues) fields.push(e.value ?? '');
+      this.push(`${fields.map(csvField).join(',')}\n`);
+    }
+  }
+
+  private push(line: string): void {
+    if (this.fd === undefined && this.pending.length === 0) {
+      const header = ['row', 'line', 'id', 'field', 'reason', ...(this.withValues ? ['value'] : [])].join(',');
+      this.pending.push(`${header}\n`);
+    }
+    this.pending.push(line);
+    this.pendingLength += line.length;
+    if (this.pendingLength >= FLUSH_AT) this.flush();
+  }
+
+  flush(): void {
+    if (this.pending.length === 0) return;
+    if (this.fd === undefined) {
+      mkdirSync(dirname(this.path), { recursive: true });
+      this.fd = openSync(this.path, 'w', 0o600);
+      this.opened = true;
+    }
+    writeSync(this.fd, this.pending.join(''));
+    this.pending = [];
+    this.pendingLength = 0;
+  }
+
+  close(): void {
+    this.flush();
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * An audience run: read the CRM export, normalize and hash every identifier, collect them
+ * (deduplicated, on disk), diff against what the audience holds, and upload exactly the
+ * difference: additions as Update operations, removals as Delete operations. State is
+ * committed per acknowledged batch.
+ *
+ * Removals happen only when the source was read completely and looks sound: never for an
+ * export with no valid identifier, one that would remove more than max_remove_ratio of the
+ * members, or one with more rejected rows than max_reject_ratio.
+ */
+import type { AudienceTarget } from '../api/resources/audiences.js';
+import type { IdentifierType } from '../hash/types.js';
+import { readCsvSource } from '../sources/index.js';
+import type { AudiencePlanOptions, AudienceScan, IdentifierRef, ScannedIdentifier } from '../state/store.js';
+import { AudienceRowMapper } from '../transform/audience-records.js';
+import type { AudienceUser } from '../uploaders/audience-batch-builder.js';
+import { uploadAudienceUsers, type AudienceUploadResult } from '../uploaders/audience-uploader.js';
+import { audienceKey, type AudienceJob } from './job.js';
+import type { RunContext } from './run-context.js';
+
+const DAY_MS = 86_400_000;
+const PLAN_PAGE = 20_000;
+/** Memberships expire after 13 months by default; do-not-reach batches carry the date. */
+const DO_NOT_REACH_EXPIRY_DAYS = 395;
+
+export function audienceTarget(job: AudienceJob): AudienceTarget {
+  return job.kind === 'custom_audience'
+    ? { kind: 'custom_audience', accountId: job.accountId, customAudienceId: job.customAudienceId }
+    : { kind: 'do_not_reach', accountId: job.accountId, doNotReachListId: job.doNotReachListId };
+}
+
+/** Reads the export into the scan; fills read/valid/invalid counts and writes rejects. */
+export async function scanExport(ctx: RunContext, job: AudienceJob, scan: AudienceScan, skipRows = 0): Promise<{ occurrences: number; invalid: Record<string, number> }> {
+  const { counters, summary } = ctx;
+  const invalid: Partial<Record<IdentifierType, number>> = {};
+  let occurrences = 0;
+  const reader = await readCsvSource(job.source, { signal: ctx.stop });
+  counters.bytesTotal = reader.sizeBytes;
+  const mapper = new AudienceRowMapper(reader.header, job.audience, reader.name);
+  for await (const batch of reader.batches) {
+    for (const r of batch.rejects) {
+      if (r.row <= skipRows) continue;
+      ctx.rejects.reject([{ row: r.row, line: r.line, field: '', reason: r.reason }]);
+    }
+    const ids: ScannedIdentifier[] = [];
+    for (const row of batch.rows) {
+      if (row.row <= skipRows) continue;
+      const result = mapper.map(row);
+      for (const p of result.ok ? result.invalid : result.problems) invalid[p.field] = (invalid[p.field] ?? 0) + 1;
+      if (result.ok) {
+        summary.valid += 1;
+        for (const id of result.user.identifiers) ids.push({ field: id.field, value: id.value, row: row.row });
+      } else {
+        ctx.rejects.reject(
+          result.problems.length > 0
+            ? result.problems.map((p) => ({ row: row.row, line: row.line, field: p.field, reason: p.reason, value: row.values[mapper.columnOf(p.field)] }))
+            : [{ row: row.row, line: row.line, field: '', reason: result.reason }],
+        );
+      }
+    }
+    summary.read += batch.rows.length + batch.rejects.length;
+    counters.rowsRead = summary.read;
+    counters.bytesRead = reader.bytesRead();
+    occurrences += ids.length;
+    await scan.add(ids);
+  }
+  return { occurrences, invalid };
+}
+
+/** Groups consecutive identifiers of the same export row into one user record. */
+async function* usersByRow(pages: AsyncGenerator<ScannedIdentifier[]>): AsyncGenerator<AudienceUser[]> {
+  for await (const page of pages) {
+    const users: AudienceUser[] = [];
+    let current: AudienceUser | undefined;
+    for (const id of page) {
+      if (!current || current.row !== id.row) {
+        current = { row: id.row, identifiers: [] };
+        users.push(current);
+      }
+      current.identifiers.push({ field: id.field, value: id.value });
+    }
+    yield users;
+  }
+}
+
+/** One user record per identifier (removals have no row to group by). */
+async function* usersOneEach(pages: AsyncGenerator<IdentifierRef[]>): AsyncGenerator<AudienceUser[]> {
+  for await (const page of pages) yield page.map((id) => ({ row: 0, identifiers: [id] }));
+}
+
+export async function sendUsers(
+  ctx: RunContext,
+  job: AudienceJob,
+  users: AsyncIterable<AudienceUser[]>,
+  operation: 'Update' | 'Delete',
+  onAck: (identifiers: IdentifierRef[], users: AudienceUser[]) => Promise<void>,
+): Promise<AudienceUploadResult> {
+  const extraParams =
+    job.kind === 'do_not_reach' ? { expires_at: new Date(Date.now() + DO_NOT_REACH_EXPIRY_DAYS * DAY_MS).toISOString().replace(/\.\d+Z$/, 'Z') } : undefined;
+  let failureNoted = false;
+  const result = await uploadAudienceUsers(users, {
+    client: ctx.client(),
+    target: audienceTarget(job),
+    builder: { operationType: operation, ...(extraParams ? { extraParams } : {}) },
+    concurrency: job.concurrency,
+    stop: ctx.stop,
+    onAcknowledged: async ({ batch }) => {
+      const acked = batch.operations.flat();
+      const ids = acked.flatMap((u) => u.identifiers);
+      await onAck(ids, acked);
+      ctx.counters.sent += ids.length;
+    },
+    onRejected: (rejected, reason) => {
+      for (const u of rejected) {
+        ctx.rejects.reject(u.identifiers.map((id) => ({ row: u.row, line: 0, field: id.field, reason })));
+      }
+    },
+    onFailed: (failed, error) => {
+      if (!failureNoted) {
+        failureNoted = true;
+        ctx.logger.error({ error: error.message, users: failed.length }, 'a batch could not be delivered');
+      }
+    },
+  });
+  if (result.rejectedUsers > 0) ctx.fail(`the service refused ${result.rejectedUsers} user records (see the rejects file)`);
+  if (result.failedUsers > 0 && !result.fatal) ctx.fail(`${result.failedUsers} user records could not be delivered; the next run sends them again`);
+  if (result.fatal) throw result.fatal;
+  return result;
+}
+
+export async function runAudience(ctx: RunContext, job: AudienceJob): Promise<void> {
+  const { summary, counters, options } = ctx;
+  const state = ctx.store.audience(audienceKey(job));
+  const scan = await state.scan();
+  try {
+    const { occurrences, invalid } = await scanExport(ctx, job, scan);
+    if (Object.keys(invalid).length > 0) summary.invalid_identifiers = invalid;
+    const distinct = await scan.size();
+    summary.duplicates = occurrences - distinct;
+    if (ctx.stop.aborted || options.validateOnly) return;
+
+    counters.phase = 'planning';
+    const plan: AudiencePlanOptions = { mode: job.audience.mode, refreshBefore: Date.now() - job.audience.refreshAfterDays * DAY_MS, full: options.full };
+    const counts = await scan.counts(plan);
+    summary.unchanged = counts.unchanged;
+    const allowRemoves = removalsAllowed(ctx, job, counts.removes, counts.members, distinct);
+    ctx.logger.info({ adds: counts.adds, removes: counts.removes, unchanged: counts.unchanged, members: counts.members, removalsAllowed: allowRemoves }, 'plan');
+
+    if (options.dryRun) {
+      summary.added = counts.adds;
+      summary.removed = allowRemoves ? counts.removes : 0;
+      return;
+    }
+    counters.phase = 'uploading';
+    counters.toSend = counts.adds + (allowRemoves ? counts.removes : 0);
+    if (counts.adds > 0) {
+      await sendUsers(ctx, job, usersByRow(scan.adds(plan, PLAN_PAGE)), 'Update', async (ids) => {
+        await state.commit({ added: ids, removed: [], sentAt: Date.now(), mode: job.audience.mode });
+        summary.added += ids.length;
+      });
+    }
+    if (allowRemoves && counts.removes > 0 && !ctx.stop.aborted) {
+      await sendUsers(ctx, job, usersOneEach(scan.removes(plan, PLAN_PAGE)), 'Delete', async (ids) => {
+        await state.commit({ added: [], removed: ids, sentAt: Date.now(), mode: job.audience.mode });
+        summary.removed += ids.length;
+      });
+    }
+    counters.phase = 'finishing';
+  } finally {
+    await scan.close();
+  }
+}
+
+/** The guards against a destructive mirror. Records why removals were refused. */
+function removalsAllowed(ctx: RunContext, job: AudienceJob, removes: number, members: number, distinct: number): boolean {
+  if (removes === 0 || job.audience.mode !== 'mirror') return true;
+  const ratio = ctx.options.maxDeleteRatio ?? job.audience.maxRemoveRatio;
+  const { summary } = ctx;
+  const rejected = ctx.rejects.count;
+  if (distinct === 0) {
+    ctx.fail(`the export has no valid identifier: a mirror run would remove all ${members} members; nothing was removed (check the file, or use mode: remove to empty the audience on purpose)`);
+    return false;
+  }
+  if (summary.read > 0 && rejected / summary.read > job.maxRejectRatio) {
+    ctx.note(`too many rejected rows to trust the export: ${removes} removals were not made`);
+    return false;
+  }
+  if (removes > ratio * members) {
+    ctx.fail(
+      `the export would remove ${removes} of ${members} members (${((removes / members) * 100).toFixed(1)}%, more than max_remove_ratio ${ratio}); nothing was removed. If this is intended, raise audience.max_remove_ratio in ${job.file} or run once with --max-delete-ratio 1`,
+    );
+    return false;
+  }
+  return true;
+}

@@ -1,0 +1,142 @@
+/**
+ * One run of one job: take the job's lock (one run per job at a time, across processes),
+ * record the run, run the sync, decide its status and exit code, write the history, send
+ * an alert when it failed. The kind-specific work is in run-audience.ts, run-catalog.ts and
+ * the backfills.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { ExitCode, LockedError, toAdsyncError, type AdsyncError } from '../errors.js';
+import { scrubSecrets } from '../logging/secrets.js';
+import type { RunKind } from '../state/store.js';
+import { sendAlert, shouldAlert } from './alerts.js';
+import type { Job } from './job.js';
+import type { RunCounters } from './progress.js';
+import { RejectsFile } from './rejects-file.js';
+import { RunContext, type RunEnvironment, type RunOptions } from './run-context.js';
+import { emptySummary, type RunSummary } from './summary.js';
+import { runAudience } from './run-audience.js';
+import { runCatalog } from './run-catalog.js';
+
+export function newRunId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+export function kindOf(job: Job): RunKind {
+  return job.kind;
+}
+
+/** Runs a job once. Never throws for a failed run: the summary says how it ended. */
+export async function runJob(job: Job, env: RunEnvironment, options: RunOptions): Promise<RunSummary> {
+  const started = Date.now();
+  const runId = newRunId(new Date(started));
+  const logger = env.logger.child({ job: job.name, run: runId });
+  const summary = emptySummary(job.name, kindOf(job), runId, options.dryRun);
+  const takesLock = !options.dryRun;
+
+  if (takesLock) {
+    const lock = await env.store.locks.acquire(job.name, env.owner, env.settings.lockTtlMs, started);
+    if (!lock.acquired) {
+      const h = lock.holder;
+      const error = new LockedError(
+        `job ${job.name} is already running (lock held by ${h.owner} since ${new Date(h.acquiredAt).toISOString()}, last heartbeat ${new Date(h.heartbeatAt).toISOString()}); nothing was done`,
+        { hint: `if that process is gone, the lock expires at ${new Date(h.expiresAt).toISOString()}; or remove it with \`adsync unlock ${job.name}\`` },
+      );
+      return { ...summary, status: 'failed', error: error.message, exit_code: ExitCode.failed, duration_ms: Date.now() - started };
+    }
+  }
+
+  const lockLost = new AbortController();
+  const stop = AbortSignal.any([env.stop, lockLost.signal]);
+  let heartbeat: NodeJS.Timeout | undefined;
+  if (takesLock) {
+    heartbeat = setInterval(() => {
+      env.store.locks
+        .heartbeat(job.name, env.owner, env.settings.lockTtlMs, Date.now())
+        .then((held) => {
+          if (!held && !lockLost.signal.aborted) {
+            logger.error('lost the job lock (another process took it over after it expired): stopping after the requests in flight');
+            lockLost.abort();
+          }
+        })
+        .catch((error: unknown) => logger.warn({ error: String(error) }, 'lock heartbeat failed'));
+    }, env.settings.lockHeartbeatMs);
+    heartbeat.unref();
+    const abandoned = await env.store.runs.markAbandoned(job.name, started);
+    if (abandoned > 0) logger.warn({ abandoned }, 'an earlier run of this job stopped without finishing (crash or kill); its committed work is kept');
+  }
+
+  const rejects = new RejectsFile(join(env.settings.rejectsDir, job.name, `${runId}.csv`), options.rejectsWithValues);
+  const counters: RunCounters = {
+    phase: 'reading',
+    rowsRead: 0,
+    bytesRead: 0,
+    bytesTotal: undefined,
+    toSend: 0,
+    sent: 0,
+    requests: () => (ctx.hasClient ? ctx.client().stats.requests : 0),
+    retries: () => (ctx.hasClient ? ctx.client().stats.retries : 0),
+  };
+  const ctx = new RunContext(job, runId, env, options, summary, counters, rejects, logger, stop);
+  await env.store.runs.start({ runId, job: job.name, kind: summary.kind, command: options.command, dryRun: options.dryRun, startedAt: started });
+  logger.info({ kind: summary.kind, command: options.command, dryRun: options.dryRun, full: options.full }, 'run started');
+  env.progress.start(job.name, counters);
+
+  let fatal: AdsyncError | undefined;
+  try {
+    if (job.kind === 'catalog') await runCatalog(ctx, job);
+    else await runAudience(ctx, job);
+  } catch (error) {
+    fatal = toAdsyncError(error);
+    if (fatal.code === 'INTERNAL_ERROR') logger.error({ err: error }, 'run failed with an internal error');
+  } finally {
+    env.progress.stop();
+    rejects.close();
+    if (heartbeat) clearInterval(heartbeat);
+  }
+
+  summary.rejected = rejects.count;
+  summary.rejects_file = rejects.created ? rejects.path : null;
+  if (ctx.hasClient) {
+    summary.requests = ctx.client().stats.requests;
+    summary.retries = ctx.client().stats.retries;
+  }
+  if (summary.read > 0 && summary.rejected / summary.read > job.maxRejectRatio && !fatal) {
+    ctx.fail(
+      `${summary.rejected} of ${summary.read} rows rejected (${((summary.rejected / summary.read) * 100).toFixed(1)}%, more than max_reject_ratio ${job.maxRejectRatio}); see ${summary.rejects_file ?? 'the rejects file'}`,
+    );
+  }
+  if (fatal) {
+    summary.status = 'failed';
+    summary.error = scrubSecrets(fatal.hint ? `${fatal.message} (${fatal.hint})` : fatal.message);
+    summary.exit_code = fatal.exitCode;
+  } else if (ctx.failures.length > 0) {
+    summary.status = 'failed';
+    summary.error = ctx.failures.join('; ');
+    summary.exit_code = ExitCode.failed;
+  } else if (stop.aborted) {
+    summary.status = 'interrupted';
+    summary.error = lockLost.signal.aborted ? 'the job lock was lost' : 'stopped by a signal after committing the work in flight';
+    summary.exit_code = ExitCode.failed;
+  } else {
+    summary.status = 'success';
+    summary.exit_code = ExitCode.ok;
+  }
+  if (ctx.notes.length > 0) summary.notes = ctx.notes;
+  summary.duration_ms = Date.now() - started;
+
+  await env.store.runs.finish(runId, {
+    status: summary.status,
+    finishedAt: Date.now(),
+    summary: { ...summary },
+    error: summary.error,
+    rejectsFile: summary.rejects_file ?? undefined,
+  });
+  if (takesLock) await env.store.locks.release(job.name, env.owner);
+  logger.info({ status: summary.status, durationMs: summary.duration_ms }, 'run finished');
+
+  const alert = shouldAlert(summary, job.alerts.rejectRatio);
+  if (alert.send && job.alerts.webhookUrl) await sendAlert(job.alerts.webhookUrl, summary, alert.reason, logger);
+  return summary;
+}

@@ -1,0 +1,104 @@
+/**
+ * The run summary: the JSON object `--json` prints (fields of DESIGN.md, extended, never
+ * broken) and the human table shown on a terminal.
+ */
+import type { RunKind, RunStatus } from '../state/store.js';
+
+export interface RunSummary {
+  job: string;
+  kind: RunKind;
+  run_id: string;
+  status: RunStatus;
+  dry_run: boolean;
+  /** Rows (CRM export) or items (feed) read from the source. */
+  read: number;
+  /** Rows with at least one valid identifier, or valid products. */
+  valid: number;
+  /** Rows or items written to the rejects file. */
+  rejected: number;
+  /** Repeated identifiers (audiences) or repeated product ids (catalogs). */
+  duplicates: number;
+  /** Identifiers or products that needed no request. */
+  unchanged: number;
+  created: number;
+  updated: number;
+  deleted: number;
+  added: number;
+  removed: number;
+  requests: number;
+  retries: number;
+  duration_ms: number;
+  rejects_file: string | null;
+  /** Why the run failed or what it refused to do; absent on success. */
+  error?: string | undefined;
+  /** Non-fatal notes: refused deletes, skipped removals, warnings from the service. */
+  notes?: string[] | undefined;
+  /** Identifier values dropped as invalid, by type (audiences). */
+  invalid_identifiers?: Record<string, number> | undefined;
+  /** Service warnings on accepted products (catalogs). */
+  warnings?: number | undefined;
+  /** Set when a backfill resumed from a checkpoint: rows skipped. */
+  resumed_from_row?: number | undefined;
+  /** The process exit code this run alone would end with. */
+  exit_code: number;
+}
+
+export function emptySummary(job: string, kind: RunKind, runId: string, dryRun: boolean): RunSummary {
+  return {
+    job,
+    kind,
+    run_id: runId,
+    status: 'running',
+    dry_run: dryRun,
+    read: 0,
+    valid: 0,
+    rejected: 0,
+    duplicates: 0,
+    unchanged: 0,
+    created: 0,
+    updated: 0,
+    deleted: 0,
+    added: 0,
+    removed: 0,
+    requests: 0,
+    retries: 0,
+    duration_ms: 0,
+    rejects_file: null,
+    exit_code: 0,
+  };
+}
+
+function n(value: number): string {
+  return value.toLocaleString('en-US');
+}
+
+/** A small table for people at a terminal. */
+export function formatSummaryTable(s: RunSummary): string {
+  const isCatalog = s.kind === 'catalog';
+  const rows: [string, string][] = [
+    ['status', `${s.status}${s.dry_run ? ' (dry run: nothing was sent)' : ''}`],
+    ['read', n(s.read)],
+    ['valid', n(s.valid)],
+    ['rejected', n(s.rejected)],
+    ['duplicates', n(s.duplicates)],
+    ['unchanged', n(s.unchanged)],
+    ...(isCatalog
+      ? ([
+          ['created', n(s.created)],
+          ['updated', n(s.updated)],
+          ['deleted', n(s.deleted)],
+        ] as [string, string][])
+      : ([
+          ['added', n(s.added)],
+          ['removed', n(s.removed)],
+        ] as [string, string][])),
+    ['requests', `${n(s.requests)} (${n(s.retries)} retries)`],
+    ['duration', `${(s.duration_ms / 1000).toFixed(1)} s`],
+  ];
+  if (s.rejects_file) rows.push(['rejects file', s.rejects_file]);
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const lines = [`${s.job} (${s.kind.replace(/_/g, ' ')}) run ${s.run_id}`, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)];
+  if (s.error) lines.push(`  error: ${s.error}`);
+  for (const note of s.notes ?? []) lines.push(`  note: ${note}`);
+  return `${lines.join('\n')}\n`;
+}

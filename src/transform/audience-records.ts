@@ -1,0 +1,89 @@
+/**
+ * Turns CRM export rows into audience user records: each configured identifier column is
+ * normalized and hashed (src/hash); a row is kept when at least one identifier is valid,
+ * each invalid one is dropped and counted; a row with none becomes a reject.
+ */
+import { ConfigError } from '../errors.js';
+import { hashIdentifier } from '../hash/index.js';
+import type { IdentifierType } from '../hash/types.js';
+import type { CsvRow } from '../sources/types.js';
+import type { AudienceUser } from '../uploaders/audience-batch-builder.js';
+
+export interface AudienceColumnsSpec {
+  /** Identifier type -> source column name. */
+  identifiers: Partial<Record<IdentifierType, string>>;
+  countryColumn?: string | undefined;
+  defaultCountry?: string | undefined;
+}
+
+export interface IdentifierProblem {
+  field: IdentifierType;
+  reason: string;
+}
+
+export type AudienceRowResult =
+  | { ok: true; user: AudienceUser; invalid: IdentifierProblem[] }
+  | { ok: false; row: number; line: number; problems: IdentifierProblem[]; reason: string };
+
+/** Finds a column by exact name, then ignoring case and surrounding spaces. */
+function findColumn(header: readonly string[], name: string): number {
+  const exact = header.indexOf(name);
+  if (exact >= 0) return exact;
+  const wanted = name.trim().toLowerCase();
+  return header.findIndex((h) => h.trim().toLowerCase() === wanted);
+}
+
+export class AudienceRowMapper {
+  private readonly columns: { field: IdentifierType; index: number }[];
+  private readonly countryIndex: number;
+
+  /** Resolves the job's column names against the export's header; names every missing one. */
+  constructor(
+    header: readonly string[],
+    private readonly spec: AudienceColumnsSpec,
+    sourceName: string,
+  ) {
+    const missing: string[] = [];
+    this.columns = [];
+    for (const [field, column] of Object.entries(spec.identifiers) as [IdentifierType, string][]) {
+      const index = findColumn(header, column);
+      if (index < 0) missing.push(`${field} -> "${column}"`);
+      else this.columns.push({ field, index });
+    }
+    this.countryIndex = spec.countryColumn === undefined ? -1 : findColumn(header, spec.countryColumn);
+    if (spec.countryColumn !== undefined && this.countryIndex < 0) missing.push(`country_column -> "${spec.countryColumn}"`);
+    if (missing.length > 0) {
+      throw new ConfigError(
+        `${sourceName} has no column for ${missing.join(', ')}; its columns are: ${header.map((h) => `"${h}"`).join(', ')}`,
+        { hint: 'fix audience.identifiers (or country_column) in the job file to name columns of the export' },
+      );
+    }
+  }
+
+  /** The column index of an identifier type (-1 when not mapped). */
+  columnOf(field: IdentifierType): number {
+    return this.columns.find((c) => c.field === field)?.index ?? -1;
+  }
+
+  map(row: CsvRow): AudienceRowResult {
+    const identifiers: AudienceUser['identifiers'] = [];
+    const invalid: IdentifierProblem[] = [];
+    const countryCell = this.countryIndex >= 0 ? row.values[this.countryIndex]?.trim() : undefined;
+    const ctx = { country: countryCell === '' ? undefined : countryCell, defaultCountry: this.spec.defaultCountry };
+    for (const { field, index } of this.columns) {
+      const raw = row.values[index];
+      if (raw === undefined || raw.trim() === '') continue;
+      const result = hashIdentifier(field, raw, ctx);
+      if (result.ok) identifiers.push({ field, value: result.value });
+      else invalid.push({ field, reason: result.reason });
+    }
+    if (identifiers.length > 0) return { ok: true, user: { row: row.row, identifiers }, invalid };
+    return {
+      ok: false,
+      row: row.row,
+      line: row.line,
+      problems: invalid,
+      reason: invalid.length === 0 ? 'no identifier values in the row' : invalid.map((p) => `${p.field}: ${p.reason}`).join('; '),
+    };
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * Sends audience users in full requests, several at a time, and reports an outcome for
+ * every user record: acknowledged (the service counted it), rejected by the service (its
+ * operation failed validation), or failed (the request could not be delivered).
+ *
+ * - Each acknowledged batch is handed to `onAcknowledged` (the runner commits it to the
+ *   state store) before the batch counts as done, so a crash re-sends at most the batches
+ *   in flight.
+ * - A 400 with operation_errors: the failing operations' users are rejected with the
+ *   service's reason and the rest of the batch is sent again.
+ * - Authentication, permission and not-found errors stop the upload at once; so does a
+ *   retryable error that outlived its retries (the service is down: the next run repairs).
+ * - Stopping (the signal) lets the batches in flight finish, then returns.
+ */
+import type { AdsApiClient } from '../api/client.js';
+import { ApiValidationError, AuthError, ForbiddenError, NotFoundError, type OperationErrorItem } from '../api/errors.js';
+import { postAudienceUsers, type AudienceTarget } from '../api/resources/audiences.js';
+import { toAdsyncError, type AdsyncError } from '../errors.js';
+import { BoundedDispatch } from './bounded-dispatch.js';
+import { AudienceBatchBuilder, type AudienceUser, type BatchBuilderOptions, type BuiltBatch } from './audience-batch-builder.js';
+
+export interface AcknowledgedBatch {
+  /** 1-based order in which the batch was built. */
+  seq: number;
+  batch: BuiltBatch;
+}
+
+export interface AudienceUploadOptions {
+  client: AdsApiClient;
+  target: AudienceTarget;
+  builder: BatchBuilderOptions;
+  concurrency: number;
+  /** Stops building new batches; the ones in flight finish. */
+  stop?: AbortSignal | undefined;
+  onAcknowledged: (ack: AcknowledgedBatch) => Promise<void>;
+  onRejected: (users: readonly AudienceUser[], reason: string) => void;
+  onFailed?: (users: readonly AudienceUser[], error: AdsyncError) => void;
+  onRequest?: (batch: BuiltBatch) => void;
+}
+
+export interface AudienceUploadResult {
+  acknowledgedUsers: number;
+  acknowledgedIdentifiers: number;
+  rejectedUsers: number;
+  failedUsers: number;
+  batches: number;
+  /** Set when the upload stopped early because of this error. */
+  fatal: AdsyncError | undefined;
+  /** True when the stop signal ended the upload before its input did. */
+  stopped: boolean;
+}
+
+function isFatal(error: AdsyncError): boolean {
+  return error instanceof AuthError || error instanceof ForbiddenError || error instanceof NotFoundError || error.retryable;
+}
+
+function describeOperationErrors(items: OperationErrorItem['errors']): string {
+  return items.map((e) => [e.code, e.message, e.parameter ? `(${e.parameter})` : ''].filter(Boolean).join(' ')).join('; ');
+}
+
+export async function uploadAudienceUsers(users: AsyncIterable<readonly AudienceUser[]>, options: AudienceUploadOptions): Promise<AudienceUploadResult> {
+  const result: AudienceUploadResult = {
+    acknowledgedUsers: 0,
+    acknowledgedIdentifiers: 0,
+    rejectedUsers: 0,
+    failedUsers: 0,
+    batches: 0,
+    fatal: undefined,
+    stopped: false,
+  };
+  const dispatcher = new BoundedDispatch(options.concurrency);
+  const builder = new AudienceBatchBuilder(options.builder);
+  let seq = 0;
+
+  const send = async (batch: BuiltBatch, batchSeq: number, resent = false): Promise<void> => {
+    if (result.fatal) {
+      // Another batch hit a fatal error: do not send more.
+      result.failedUsers += batch.userCount;
+      options.onFailed?.(batch.operations.flat(), result.fatal);
+      return;
+    }
+    try {
+      options.onRequest?.(batch);
+      await postAudienceUsers(options.client, options.target, batch.body, batch.userCount);
+      await options.onAcknowledged({ seq: batchSeq, batch });
+      result.acknowledgedUsers += batch.userCount;
+      for (const op of batch.operations) for (const u of op) result.acknowledgedIdentifiers += u.identifiers.length;
+    } catch (caught) {
+      const error = toAdsyncError(caught);
+      if (error instanceof ApiValidationError && error.operationErrors.length > 0 && !resent) {
+        const failing = new Set(error.operationErrors.map((o) => o.index));
+        for (const item of error.operationErrors) {
+          const opUsers = batch.operations[item.index] ?? [];
+          result.rejectedUsers += opUsers.length;
+          options.onRejected(opUsers, `the service refused the operation: ${describeOperationErrors(item.errors)}`);
+        }
+        const rest = batch.operations.filter((_, i) => !failing.has(i)).flat();
+        if (rest.length === 0) return;
+        const rebuilt = new AudienceBatchBuilder(options.builder);
+        for (const u of rest) rebuilt.tryAdd(u);
+        await send(rebuilt.build(), batchSeq, true);
+        return;
+      }
+      result.failedUsers += batch.userCount;
+      options.onFailed?.(batch.operations.flat(), error);
+      if (isFatal(error) && !result.fatal) result.fatal = error;
+    }
+  };
+
+  const dispatch = async (): Promise<void> => {
+    const batch = builder.build();
+    seq += 1;
+    result.batches += 1;
+    const batchSeq = seq;
+    await dispatcher.submit(() => send(batch, batchSeq));
+  };
+
+  try {
+    outer: for await (const page of users) {
+      for (const user of page) {
+        if (result.fatal) break outer;
+        if (options.stop?.aborted) {
+          result.stopped = true;
+          break outer;
+        }
+        if (!builder.tryAdd(user)) {
+          await dispatch();
+          builder.tryAdd(user);
+        }
+      }
+    }
+    if (!result.fatal && !result.stopped && !builder.isEmpty) await dispatch();
+  } finally {
+    await dispatcher.drain();
+  }
+  return result;
+}

@@ -1,0 +1,129 @@
+/**
+ * Sends products to a catalog: PUTs of at most 25 (never the same id twice in one request:
+ * the service ignores every instance), several at a time, and deletes by product_key. Each
+ * product gets an outcome: created, updated, unchanged (NO_CHANGE), rejected by the
+ * service (ERROR, with its errors), or failed (the request could not be delivered).
+ * Acknowledged products are handed to `onAcknowledged` (committed to the state store) as
+ * each request completes.
+ */
+import type { AdsApiClient } from '../api/client.js';
+import { AuthError, ForbiddenError, NotFoundError } from '../api/errors.js';
+import { deleteProducts, describeServiceMessage, putProducts, type ProductResult } from '../api/resources/catalogs.js';
+import { toAdsyncError, type AdsyncError } from '../errors.js';
+import type { ProductToDelete, ProductToSend } from '../state/store.js';
+import { sendInBatches } from './bounded-dispatch.js';
+
+export const MAX_PRODUCTS_PER_REQUEST = 25;
+export const MAX_KEYS_PER_DELETE = 100;
+
+export type ProductOutcome =
+  | { kind: 'created' | 'updated' | 'unchanged'; product: ProductToSend; productKey: string | null; warnings: string[] }
+  | { kind: 'rejected'; product: ProductToSend; errors: string[] };
+
+export interface CatalogUploadResult {
+  created: number;
+  updated: number;
+  unchanged: number;
+  rejected: number;
+  failed: number;
+  warnings: number;
+  deleted: number;
+  deleteFailures: { id: string; productKey: string; message: string }[];
+  fatal: AdsyncError | undefined;
+  stopped: boolean;
+}
+
+export interface CatalogUploadOptions {
+  client: AdsApiClient;
+  catalogId: string;
+  concurrency: number;
+  stop?: AbortSignal | undefined;
+  onAcknowledged: (outcomes: ProductOutcome[]) => Promise<void>;
+  onDeleted?: (ids: string[]) => Promise<void>;
+  onFailed?: (count: number, error: AdsyncError) => void;
+}
+
+export function emptyCatalogResult(): CatalogUploadResult {
+  return { created: 0, updated: 0, unchanged: 0, rejected: 0, failed: 0, warnings: 0, deleted: 0, deleteFailures: [], fatal: undefined, stopped: false };
+}
+
+function isFatal(error: AdsyncError): boolean {
+  return error instanceof AuthError || error instanceof ForbiddenError || error instanceof NotFoundError || error.retryable;
+}
+
+function outcomeOf(product: ProductToSend, result: ProductResult | undefined): ProductOutcome {
+  if (!result) return { kind: 'rejected', product, errors: ['the service returned no result for this product'] };
+  const warnings = (result.warnings ?? []).map(describeServiceMessage);
+  switch (result.status) {
+    case 'CREATE_SUCCESS':
+      return { kind: 'created', product, productKey: result.product_key ?? null, warnings };
+    case 'UPDATE_SUCCESS':
+      return { kind: 'updated', product, productKey: result.product_key ?? null, warnings };
+    case 'NO_CHANGE':
+      return { kind: 'unchanged', product, productKey: result.product_key ?? null, warnings };
+    default:
+      return { kind: 'rejected', product, errors: (result.errors ?? []).map(describeServiceMessage) };
+  }
+}
+
+/** The PUT body from the products' serialized payloads, built once. */
+export function productsBody(products: readonly ProductToSend[]): Buffer {
+  return Buffer.from(`{"products":[${products.map((p) => p.payload).join(',')}]}`);
+}
+
+export async function upsertProducts(pages: AsyncIterable<readonly ProductToSend[]>, options: CatalogUploadOptions, result = emptyCatalogResult()): Promise<CatalogUploadResult> {
+  const send = async (products: ProductToSend[]): Promise<void> => {
+    if (result.fatal) return;
+    try {
+      const results = await putProducts(options.client, options.catalogId, productsBody(products), products.length);
+      const outcomes = products.map((p, i) => {
+        const r = results[i];
+        // Results come in request order; an id that does not match means the order cannot be trusted.
+        const matched = r && (r.id === undefined || r.id === null || r.id === p.id) ? r : results.find((x) => x.id === p.id);
+        return outcomeOf(p, matched);
+      });
+      await options.onAcknowledged(outcomes);
+      for (const o of outcomes) {
+        if (o.kind === 'rejected') result.rejected += 1;
+        else {
+          result[o.kind] += 1;
+          result.warnings += o.warnings.length;
+        }
+      }
+    } catch (caught) {
+      const error = toAdsyncError(caught);
+      result.failed += products.length;
+      options.onFailed?.(products.length, error);
+      if (isFatal(error) && !result.fatal) result.fatal = error;
+    }
+  };
+  const { stopped } = await sendInBatches(pages, MAX_PRODUCTS_PER_REQUEST, options.concurrency, send, () => result.fatal !== undefined, options.stop);
+  result.stopped ||= stopped;
+  return result;
+}
+
+export async function removeProducts(pages: AsyncIterable<readonly ProductToDelete[]>, options: CatalogUploadOptions, result = emptyCatalogResult()): Promise<CatalogUploadResult> {
+  const send = async (products: ProductToDelete[]): Promise<void> => {
+    if (result.fatal) return;
+    try {
+      const answers = await deleteProducts(options.client, options.catalogId, products.map((p) => p.productKey));
+      const failed = new Map<string, string>();
+      for (const a of answers) if (a.failed_product_key) failed.set(a.failed_product_key, a.message ?? 'not deleted');
+      const deleted = products.filter((p) => !failed.has(p.productKey));
+      for (const p of products) {
+        const message = failed.get(p.productKey);
+        if (message !== undefined) result.deleteFailures.push({ id: p.id, productKey: p.productKey, message });
+      }
+      await options.onDeleted?.(deleted.map((p) => p.id));
+      result.deleted += deleted.length;
+    } catch (caught) {
+      const error = toAdsyncError(caught);
+      result.failed += products.length;
+      options.onFailed?.(products.length, error);
+      if (isFatal(error) && !result.fatal) result.fatal = error;
+    }
+  };
+  const { stopped } = await sendInBatches(pages, MAX_KEYS_PER_DELETE, options.concurrency, send, () => result.fatal !== undefined, options.stop);
+  result.stopped ||= stopped;
+  return result;
+}
