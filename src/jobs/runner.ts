@@ -10,6 +10,7 @@ import { ExitCode, LockedError, toAdsyncError, type AdsyncError } from '../error
 import { scrubSecrets } from '../logging/secrets.js';
 import type { RunKind } from '../state/store.js';
 import { sendAlert, shouldAlert } from './alerts.js';
+import { acquireJobLock } from './job-lock.js';
 import type { Job } from './job.js';
 import type { RunCounters } from './progress.js';
 import { RejectsFile } from './rejects-file.js';
@@ -36,7 +37,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   const takesLock = !options.dryRun;
 
   if (takesLock) {
-    const lock = await env.store.locks.acquire(job.name, env.owner, env.settings.lockTtlMs, started);
+    const lock = await acquireJobLock(env.store, job.name, env.owner, env.settings.lockTtlMs, logger);
     if (!lock.acquired) {
       const h = lock.holder;
       const error = new LockedError(

@@ -1,0 +1,72 @@
+/**
+ * A run killed (SIGKILL) in the middle of an upload loses nothing: the rerun ends with the
+ * exact membership, re-sending at most the batches that were in flight.
+ */
+import { createHash } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+
+const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
+const USERS_ROUTE = 'POST /12/accounts/:account_id/custom_audiences/:custom_audience_id/users';
+const ROWS = 120_000;
+
+let ws: Workspace;
+beforeEach(async () => {
+  ws = await createWorkspace();
+});
+afterEach(async () => {
+  await ws.close();
+});
+
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('a killed audience upload', () => {
+  it('resumes by re-sending only what was not acknowledged and ends exact', { timeout: 120_000 }, async () => {
+    const lines = ['Id,Email'];
+    for (let i = 0; i < ROWS; i++) lines.push(`P${i},User.${i}@Example.com`);
+    ws.write('exports/big.csv', `${lines.join('\n')}\n`);
+    // One request at a time so the kill lands between acknowledged and unacknowledged batches.
+    ws.write('big.yaml', 'account_id: emu-account\nconcurrency: 1\nsource: { path: exports/big.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email, partner_user_id: Id }\n');
+    // The second batch is applied by the service but its answer is held back: the kill
+    // comes while it is in flight, so the client never learns it was accepted.
+    ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 4000, times: 2 });
+
+    const child = ws.spawn(['run', 'big.yaml', '--json']);
+    const done = collect(child);
+    await waitFor(() => (ws.emulator.state().requests.by_route[USERS_ROUTE] ?? 0) >= 1, 60_000);
+    await new Promise((r) => setTimeout(r, 500));
+    child.kill('SIGKILL');
+    const killed = await done;
+    expect(killed.signal).toBe('SIGKILL');
+
+    const db = new Database(ws.statePath, { readonly: true });
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    const committed = (db.prepare('SELECT COUNT(*) AS n FROM audience_members').get() as { n: number }).n;
+    db.close();
+    expect(committed).toBeLessThan(ROWS * 2);
+
+    const rerun = await ws.cli(['run', 'big.yaml', '--json']);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    const s = summaries(rerun)[0];
+    // The rerun sends what was not committed, never more than the whole export.
+    expect(Number(s?.added)).toBe(ROWS * 2 - committed);
+    const members = ws.emulator.state().custom_audiences['emu-audience']?.members;
+    const emails: string[] = [];
+    const ids: string[] = [];
+    for (let i = 0; i < ROWS; i++) {
+      emails.push(sha(`user.${i}@example.com`));
+      ids.push(`P${i}`);
+    }
+    expect(members?.email).toEqual(emails.sort());
+    expect(members?.partner_user_id).toEqual(ids.sort());
+    const again = await ws.cli(['run', 'big.yaml', '--json']);
+    expect(summaries(again)[0]).toMatchObject({ added: 0, removed: 0, requests: 0 });
+  });
+});

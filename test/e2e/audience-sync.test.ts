@@ -1,0 +1,259 @@
+/**
+ * Audience sync end to end: the real CLI against the emulator over loopback HTTP. Expected
+ * memberships are written out as normalized values and hashed here with createHash, not by
+ * the code under test.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+
+const sha = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
+const USERS_ROUTE = 'POST /12/accounts/:account_id/custom_audiences/:custom_audience_id/users';
+const DNR_ROUTE = 'POST /12/batch/accounts/:account_id/do_not_reach_lists/:do_not_reach_list_id/users';
+const FIXTURE = readFileSync(join(import.meta.dirname, '..', 'fixtures', 'audience', 'messy-crm.csv'));
+
+type Members = Record<string, string[]>;
+
+function expected(spec: { email?: string[]; phone_number?: string[]; handle?: string[]; partner_user_id?: string[] }): Members {
+  return {
+    email: (spec.email ?? []).map(sha).sort(),
+    phone_number: (spec.phone_number ?? []).map(sha).sort(),
+    handle: (spec.handle ?? []).map(sha).sort(),
+    twitter_id: [],
+    device_id: [],
+    partner_user_id: [...(spec.partner_user_id ?? [])].sort(),
+  };
+}
+
+// The messy export, row by row (see test/fixtures/audience/messy-crm.csv):
+const FIRST = {
+  email: [
+    'ada@example.com', 'grace.hopper@navy.mil', 'alan@turing.org', 'edsger@example.nl', 'barbara@mit.edu', 'frances@example.com', 'ken@example.com',
+    'taro@example.jp', 'maria@example.com.br', 'raj@example.in', 'bruce@example.com.au', 'juan@example.mx', 'zed@example.com', 'nat@example.com',
+  ],
+  phone_number: [
+    '14155552671', '442079460958', '442079460018', '31201234567', '493012345678', '33142685300', '12127365000', '81312345678', '5511912345678',
+    '919876543210', '61298765432', '525512345678', '447911123456',
+  ],
+  handle: ['adal', 'alan_turing', 'ken'],
+  partner_user_id: ['C001', 'C002', 'C003', 'C004', 'C005', 'C006', 'C008', 'C009', 'C011', 'C012', 'C013', 'C014', 'C015', 'C016', 'C017'],
+};
+
+// The next export: C003 (Alan) and C008 (Frances) gone, C009 changed email, C020 new.
+const SECOND_CSV = [
+  'Customer ID,Full Name,E-mail,Phone,Twitter,Country',
+  'C001,Ada Lovelace,ada@example.com,(415) 555-2671,@AdaL,US',
+  'C002,Grace Hopper,grace.hopper@navy.mil,+44 20 7946 0958,,GB',
+  'C004,Edsger Dijkstra,edsger@example.nl,+31 20 123 4567,,NL',
+  'C005,Barbara Liskov,barbara@mit.edu,030 12345678,,DE',
+  'C006,Junk Row,not-an-email,12,@@@,US',
+  'C009,Ken Thompson,ken@bell-labs.com,(212) 736-5000,ken,US',
+  'C011,Taro Yamada,taro@example.jp,03-1234-5678,,JP',
+  'C012,Maria Silva,maria@example.com.br,(11) 91234-5678,,BR',
+  'C013,Raj Patel,raj@example.in,+91 98765 43210,,IN',
+  'C014,Bruce Wayne,bruce@example.com.au,(02) 9876 5432,,AU',
+  'C015,Juan Perez,juan@example.mx,55 1234 5678,,MX',
+  'C016,Zed Unknown,zed@example.com,020 7946 0000,,XX',
+  'C017,Nat Nocountry,nat@example.com,07911 123456,,',
+  'C020,New Person,new@example.com,,,',
+  '',
+].join('\n');
+
+const SECOND = {
+  email: [...FIRST.email.filter((e) => !['alan@turing.org', 'frances@example.com', 'ken@example.com'].includes(e)), 'ken@bell-labs.com', 'new@example.com'],
+  phone_number: FIRST.phone_number.filter((p) => !['442079460018', '33142685300'].includes(p)),
+  handle: ['adal', 'ken'],
+  partner_user_id: [...FIRST.partner_user_id.filter((p) => !['C003', 'C008'].includes(p)), 'C020'],
+};
+
+function audienceJob(extra = ''): string {
+  return `account_id: emu-account
+source:
+  path: exports/crm.csv
+audience:
+  custom_audience_id: emu-audience
+  identifiers:
+    email: E-mail
+    phone_number: Phone
+    handle: Twitter
+    partner_user_id: Customer ID
+  country_column: Country
+  default_country: GB
+${extra}`;
+}
+
+let ws: Workspace;
+beforeEach(async () => {
+  ws = await createWorkspace();
+});
+afterEach(async () => {
+  await ws.close();
+});
+
+function members(id = 'emu-audience'): Members {
+  return ws.emulator.state().custom_audiences[id]?.members ?? {};
+}
+
+function usersRequests(route = USERS_ROUTE): number {
+  return ws.emulator.state().requests.by_route[route] ?? 0;
+}
+
+describe('audience sync (custom audience)', () => {
+  it('turns a messy export into exactly the expected membership, then sends only differences', async () => {
+    ws.write('crm.yaml', audienceJob());
+    ws.write('exports/crm.csv', FIXTURE);
+
+    const first = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    const [s1] = summaries(first);
+    expect(s1).toMatchObject({
+      job: 'crm',
+      kind: 'custom_audience',
+      status: 'success',
+      dry_run: false,
+      read: 17,
+      valid: 16,
+      rejected: 1,
+      duplicates: 4,
+      unchanged: 0,
+      added: 45,
+      removed: 0,
+      invalid_identifiers: { email: 1, phone_number: 2, handle: 1 },
+      exit_code: 0,
+    });
+    expect(members()).toEqual(expected(FIRST));
+    // One request holds all 45 identifiers (15 user records grouped by row... and fits far below the limits).
+    expect(usersRequests()).toBe(1);
+    // The rejects file names the row and line (the quoted name of row 2 spans two lines) and holds no raw values.
+    const rejectsFile = String(s1?.rejects_file);
+    expect(readFileSync(rejectsFile, 'utf8')).toBe('row,line,id,field,reason\n7,9,,,no identifier values in the row\n');
+
+    ws.write('exports/crm.csv', SECOND_CSV);
+    const second = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(second.code, second.stderr).toBe(0);
+    expect(summaries(second)[0]).toMatchObject({ status: 'success', read: 14, valid: 14, rejected: 0, added: 3, removed: 8, unchanged: 37 });
+    expect(members()).toEqual(expected(SECOND));
+    expect(usersRequests()).toBe(3); // one Update batch, one Delete batch
+
+    const third = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(third.code, third.stderr).toBe(0);
+    expect(summaries(third)[0]).toMatchObject({ status: 'success', added: 0, removed: 0, unchanged: 40, requests: 0 });
+    expect(usersRequests()).toBe(3); // an unchanged export sends no user at all
+    expect(members()).toEqual(expected(SECOND));
+  });
+
+  it('keeps an identifier shared by two rows when one of the rows goes', async () => {
+    ws.write('crm.yaml', audienceJob());
+    ws.write('exports/crm.csv', 'Customer ID,E-mail,Phone,Twitter,Country\nA1,shared@example.com,,,\nA2,shared@example.com,,,\nA3,solo@example.com,,,\n');
+    expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
+    ws.write('exports/crm.csv', 'Customer ID,E-mail,Phone,Twitter,Country\nA2,shared@example.com,,,\nA3,solo@example.com,,,\n');
+    const r = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(summaries(r)[0]).toMatchObject({ added: 0, removed: 1 });
+    expect(members()).toEqual(expected({ email: ['shared@example.com', 'solo@example.com'], partner_user_id: ['A2', 'A3'] }));
+  });
+
+  it('retries a count mismatch and 503s and still ends with the exact membership', async () => {
+    ws.write('crm.yaml', audienceJob());
+    ws.write('exports/crm.csv', FIXTURE);
+    ws.fault({ route: 'POST /12/accounts/*/custom_audiences/*/users', kind: 'count_mismatch', times: 2 });
+    ws.fault({ route: 'POST /12/accounts/*/custom_audiences/*/users', kind: 'status', status: 503, times: 2 });
+    const r = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(summaries(r)[0]).toMatchObject({ status: 'success', added: 45, retries: 4, requests: 5 });
+    expect(members()).toEqual(expected(FIRST));
+  });
+
+  it('add mode only adds; remove mode deletes the export identifiers', async () => {
+    ws.write('add.yaml', audienceJob('  mode: add\n').replace('exports/crm.csv', 'exports/add.csv'));
+    ws.write('exports/add.csv', 'Customer ID,E-mail,Phone,Twitter,Country\nA1,one@example.com,,,\nA2,two@example.com,,,\n');
+    expect((await ws.cli(['run', 'add.yaml'])).code).toBe(0);
+    ws.write('exports/add.csv', 'Customer ID,E-mail,Phone,Twitter,Country\nA3,three@example.com,,,\n');
+    expect(summaries(await ws.cli(['run', 'add.yaml', '--json']))[0]).toMatchObject({ added: 2, removed: 0 });
+    expect(members().email).toEqual(['one@example.com', 'two@example.com', 'three@example.com'].map(sha).sort());
+
+    ws.write('optout.yaml', audienceJob('  mode: remove\n').replace('exports/crm.csv', 'exports/optout.csv').replace('account_id', 'name: optout\naccount_id'));
+    ws.write('exports/optout.csv', 'Customer ID,E-mail,Phone,Twitter,Country\n,two@example.com,,,\n,never-added@example.com,,,\n');
+    const removal = await ws.cli(['run', 'optout.yaml', '--json']);
+    expect(summaries(removal)[0]).toMatchObject({ status: 'success', removed: 2, added: 0 });
+    expect(members().email).toEqual(['one@example.com', 'three@example.com'].map(sha).sort());
+    // An opt-out already sent is not sent again.
+    expect(summaries(await ws.cli(['run', 'optout.yaml', '--json']))[0]).toMatchObject({ removed: 0, requests: 0 });
+  });
+
+  it('re-sends everything with --full, and --dry-run sends nothing', async () => {
+    ws.write('crm.yaml', audienceJob());
+    ws.write('exports/crm.csv', FIXTURE);
+    const dry = await ws.cli(['run', 'crm.yaml', '--dry-run', '--json']);
+    expect(summaries(dry)[0]).toMatchObject({ status: 'success', dry_run: true, added: 45, requests: 0 });
+    expect(usersRequests()).toBe(0);
+    await ws.cli(['run', 'crm.yaml']);
+    const full = await ws.cli(['run', 'crm.yaml', '--full', '--json']);
+    expect(summaries(full)[0]).toMatchObject({ added: 45, unchanged: 0 });
+    expect(usersRequests()).toBe(2);
+  });
+
+  it('refuses a mirror run that would remove most of the audience, and lets --max-delete-ratio through', async () => {
+    ws.write('crm.yaml', audienceJob());
+    ws.write('exports/crm.csv', FIXTURE);
+    await ws.cli(['run', 'crm.yaml']);
+    ws.write('exports/crm.csv', 'Customer ID,E-mail,Phone,Twitter,Country\nC001,ada@example.com,,,\n');
+    const refused = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(refused.code).toBe(1);
+    expect(summaries(refused)[0]).toMatchObject({ status: 'failed', removed: 0 });
+    expect(refused.stderr).toContain('would remove 43 of 45 members');
+    expect(refused.stderr).toContain('--max-delete-ratio 1');
+    expect(members()).toEqual(expected(FIRST));
+    const forced = await ws.cli(['run', 'crm.yaml', '--max-delete-ratio', '1', '--json']);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(members()).toEqual(expected({ email: ['ada@example.com'], partner_user_id: ['C001'] }));
+  });
+
+  it('never empties the audience from an export with no valid identifier', async () => {
+    ws.write('crm.yaml', audienceJob());
+    ws.write('exports/crm.csv', FIXTURE);
+    await ws.cli(['run', 'crm.yaml']);
+    ws.write('exports/crm.csv', 'Customer ID,Full Name,E-mail,Phone,Twitter,Country\n');
+    const r = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('the export has no valid identifier: a mirror run would remove all 45 members; nothing was removed');
+    expect(members()).toEqual(expected(FIRST));
+  });
+});
+
+describe('audience sync (do-not-reach list)', () => {
+  it('works the same way: exact membership, deltas, nothing re-sent', async () => {
+    ws.write(
+      'dnr.yaml',
+      `account_id: emu-account
+source: { path: exports/dnr.csv }
+audience:
+  do_not_reach_list_id: emu-dnr
+  identifiers: { email: Email, phone_number: Phone }
+  default_country: US
+`,
+    );
+    ws.write('exports/dnr.csv', 'Email,Phone\n Opt.Out@Example.com ,(415) 555-2671\nsecond@example.com,\n,+44 20 7946 0958\n');
+    const first = await ws.cli(['run', 'dnr.yaml', '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(summaries(first)[0]).toMatchObject({ kind: 'do_not_reach', added: 4 });
+    const dnr = () => ws.emulator.state().do_not_reach_lists['emu-dnr']?.members;
+    expect(dnr()).toEqual({ email: ['opt.out@example.com', 'second@example.com'].map(sha).sort(), phone_number: ['14155552671', '442079460958'].map(sha).sort() });
+
+    ws.write('exports/dnr.csv', 'Email,Phone\nopt.out@example.com,(415) 555-2671\n');
+    const second = await ws.cli(['run', 'dnr.yaml', '--json']);
+    expect(summaries(second)[0]).toMatchObject({ added: 0, removed: 2 });
+    expect(dnr()).toEqual({ email: [sha('opt.out@example.com')], phone_number: [sha('14155552671')] });
+    expect(usersRequests(DNR_ROUTE)).toBe(2);
+    await ws.cli(['run', 'dnr.yaml']);
+    expect(usersRequests(DNR_ROUTE)).toBe(2);
+  });
+
+  it('refuses identifier types a do-not-reach list does not take (exit 2)', async () => {
+    ws.write('dnr.yaml', 'account_id: emu-account\nsource: { path: x.csv }\naudience:\n  do_not_reach_list_id: emu-dnr\n  identifiers: { email: Email, handle: Twitter }\n');
+    const r = await ws.cli(['run', 'dnr.yaml']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('adsync: dnr.yaml is not valid:\n  audience.identifiers: a do-not-reach list takes only email and phone_number, not handle\n');
+  });
+});
