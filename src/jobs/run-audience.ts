@@ -13,7 +13,7 @@ import type { IdentifierType } from '../hash/types.js';
 import { readCsvSource } from '../sources/index.js';
 import type { AudiencePlanOptions, AudienceScan, IdentifierRef, ScannedIdentifier } from '../state/store.js';
 import { AudienceRowMapper } from '../transform/audience-records.js';
-import type { AudienceUser } from '../uploaders/audience-batch-builder.js';
+import type { AudienceUser, BuiltBatch } from '../uploaders/audience-batch-builder.js';
 import { uploadAudienceUsers, type AudienceUploadResult } from '../uploaders/audience-uploader.js';
 import { audienceKey, type AudienceJob } from './job.js';
 import type { RunContext } from './run-context.js';
@@ -88,12 +88,28 @@ async function* usersOneEach(pages: AsyncGenerator<IdentifierRef[]>): AsyncGener
   for await (const page of pages) yield page.map((id) => ({ row: 0, identifiers: [id] }));
 }
 
+export interface SendHooks {
+  onAck: (identifiers: IdentifierRef[], users: AudienceUser[], seq: number) => Promise<void>;
+  onBuilt?: (seq: number, batch: BuiltBatch) => void;
+}
+
 export async function sendUsers(
   ctx: RunContext,
   job: AudienceJob,
   users: AsyncIterable<AudienceUser[]>,
   operation: 'Update' | 'Delete',
   onAck: (identifiers: IdentifierRef[], users: AudienceUser[]) => Promise<void>,
+): Promise<AudienceUploadResult> {
+  return sendUsersWith(ctx, job, users, operation, { onAck });
+}
+
+/** Uploads users, commits each acknowledged batch through `hooks.onAck`, records failures on the run. */
+export async function sendUsersWith(
+  ctx: RunContext,
+  job: AudienceJob,
+  users: AsyncIterable<AudienceUser[]>,
+  operation: 'Update' | 'Delete',
+  hooks: SendHooks,
 ): Promise<AudienceUploadResult> {
   const extraParams =
     job.kind === 'do_not_reach' ? { expires_at: new Date(Date.now() + DO_NOT_REACH_EXPIRY_DAYS * DAY_MS).toISOString().replace(/\.\d+Z$/, 'Z') } : undefined;
@@ -104,10 +120,11 @@ export async function sendUsers(
     builder: { operationType: operation, ...(extraParams ? { extraParams } : {}) },
     concurrency: job.concurrency,
     stop: ctx.stop,
-    onAcknowledged: async ({ batch }) => {
+    ...(hooks.onBuilt ? { onBuilt: hooks.onBuilt } : {}),
+    onAcknowledged: async ({ seq, batch }) => {
       const acked = batch.operations.flat();
       const ids = acked.flatMap((u) => u.identifiers);
-      await onAck(ids, acked);
+      await hooks.onAck(ids, acked, seq);
       ctx.counters.sent += ids.length;
     },
     onRejected: (rejected, reason) => {

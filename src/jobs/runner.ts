@@ -18,6 +18,8 @@ import { RunContext, type RunEnvironment, type RunOptions } from './run-context.
 import { emptySummary, type RunSummary } from './summary.js';
 import { runAudience } from './run-audience.js';
 import { runCatalog } from './run-catalog.js';
+import { backfillAudience } from './backfill-audience.js';
+import { backfillCatalog } from './backfill-catalog.js';
 
 export function newRunId(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
@@ -86,7 +88,10 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
 
   let fatal: AdsyncError | undefined;
   try {
-    if (job.kind === 'catalog') await runCatalog(ctx, job);
+    if (options.command === 'backfill') {
+      if (job.kind === 'catalog') await backfillCatalog(ctx, job);
+      else await backfillAudience(ctx, job);
+    } else if (job.kind === 'catalog') await runCatalog(ctx, job);
     else await runAudience(ctx, job);
   } catch (error) {
     fatal = toAdsyncError(error);

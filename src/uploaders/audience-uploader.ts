@@ -36,6 +36,8 @@ export interface AudienceUploadOptions {
   onRejected: (users: readonly AudienceUser[], reason: string) => void;
   onFailed?: (users: readonly AudienceUser[], error: AdsyncError) => void;
   onRequest?: (batch: BuiltBatch) => void;
+  /** Called when batch `seq` is built, before it is sent (backfills track their resume point). */
+  onBuilt?: (seq: number, batch: BuiltBatch) => void;
 }
 
 export interface AudienceUploadResult {
@@ -112,6 +114,7 @@ export async function uploadAudienceUsers(users: AsyncIterable<readonly Audience
     seq += 1;
     result.batches += 1;
     const batchSeq = seq;
+    options.onBuilt?.(batchSeq, batch);
     await dispatcher.submit(() => send(batch, batchSeq));
   };
 

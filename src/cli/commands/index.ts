@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
+import { registerBackfill } from './backfill.js';
 import { registerDemo } from './demo.js';
 import { registerEmulator } from './emulator.js';
 import { registerRun } from './run.js';
@@ -9,6 +10,7 @@ import { registerValidate } from './validate.js';
 /** Registers every command but `auth` (see auth.ts). */
 export function registerCommands(program: Command, ctx: CliContext): void {
   registerRun(program, ctx);
+  registerBackfill(program, ctx);
   registerValidate(program, ctx);
   registerRuns(program, ctx);
   registerEmulator(program, ctx);

@@ -1,0 +1,83 @@
+/**
+ * `adsync backfill` of an audience job: a one-off full upload of a file that may be far
+ * larger than memory. Rows stream straight into full requests (no diff against the state);
+ * every acknowledged batch is committed to the state and moves the checkpoint, so a run
+ * killed at any point resumes from the last acknowledged batch and ends the same.
+ */
+import { readCsvSource } from '../sources/index.js';
+import { AudienceRowMapper } from '../transform/audience-records.js';
+import type { AudienceUser } from '../uploaders/audience-batch-builder.js';
+import { backfillStart } from './backfill-checkpoint.js';
+import { BackfillWatermark } from './backfill-watermark.js';
+import { audienceKey, type AudienceJob } from './job.js';
+import type { RunContext } from './run-context.js';
+import { sendUsersWith } from './run-audience.js';
+
+function lastRowOf(operations: readonly (readonly AudienceUser[])[]): number {
+  let last = 0;
+  for (const op of operations) for (const u of op) if (u.row > last) last = u.row;
+  return last;
+}
+
+export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promise<void> {
+  const { summary, counters } = ctx;
+  const { startRow, checkpoint } = await backfillStart(ctx);
+  const state = ctx.store.audience(audienceKey(job));
+  const reader = await readCsvSource(job.source, { signal: ctx.stop });
+  counters.bytesTotal = reader.sizeBytes;
+  counters.phase = 'uploading';
+  const mapper = new AudienceRowMapper(reader.header, job.audience, reader.name);
+  const watermark = new BackfillWatermark(startRow);
+  let lastRowRead = startRow;
+
+  async function* users(): AsyncGenerator<AudienceUser[]> {
+    for await (const batch of reader.batches) {
+      const page: AudienceUser[] = [];
+      for (const r of batch.rejects) {
+        if (r.row <= startRow) continue;
+        ctx.rejects.reject([{ row: r.row, line: r.line, field: '', reason: r.reason }]);
+        summary.read += 1;
+        lastRowRead = Math.max(lastRowRead, r.row);
+      }
+      for (const row of batch.rows) {
+        if (row.row <= startRow) continue;
+        summary.read += 1;
+        lastRowRead = Math.max(lastRowRead, row.row);
+        const result = mapper.map(row);
+        if (result.ok) {
+          summary.valid += 1;
+          page.push(result.user);
+        } else {
+          ctx.rejects.reject(
+            result.problems.length > 0
+              ? result.problems.map((p) => ({ row: row.row, line: row.line, field: p.field, reason: p.reason, value: row.values[mapper.columnOf(p.field)] }))
+              : [{ row: row.row, line: row.line, field: '', reason: result.reason }],
+          );
+        }
+      }
+      counters.rowsRead = summary.read;
+      counters.bytesRead = reader.bytesRead();
+      yield page;
+    }
+  }
+
+  const removing = job.audience.mode === 'remove';
+  const result = await sendUsersWith(ctx, job, users(), removing ? 'Delete' : 'Update', {
+    onBuilt: (seq, batch) => watermark.dispatched(seq, lastRowOf(batch.operations)),
+    onAck: async (ids, _users, seq) => {
+      await state.commit({ added: removing ? [] : ids, removed: removing ? ids : [], sentAt: Date.now(), mode: job.audience.mode });
+      if (removing) summary.removed += ids.length;
+      else summary.added += ids.length;
+      if (watermark.acknowledged(seq)) await checkpoint(watermark.rowsDone);
+    },
+  });
+  const complete = !result.stopped && result.failedUsers === 0 && !ctx.stop.aborted;
+  if (complete) {
+    watermark.finish(lastRowRead);
+    await ctx.store.checkpoints.clear(job.name);
+    ctx.logger.info({ rows: watermark.rowsDone }, 'backfill complete');
+  } else {
+    await checkpoint(watermark.rowsDone);
+    ctx.notes.push(`stopped with rows 1-${watermark.rowsDone} acknowledged: run the same command again to resume`);
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Where a backfill starts: from the beginning, or from the checkpoint a killed or stopped
+ * backfill of the same file left. A checkpoint names its file by path, size and
+ * modification time, so a changed file is never resumed by mistake.
+ */
+import { statSync } from 'node:fs';
+import { ConfigError } from '../errors.js';
+import type { Checkpoint } from '../state/store.js';
+import type { RunContext } from './run-context.js';
+
+export function sourceKeyOf(path: string): string {
+  if (/^https?:\/\//i.test(path)) {
+    throw new ConfigError(`backfill reads a local file, not ${path}`, { hint: 'download the file first, then run `adsync backfill <job> --source <file>`' });
+  }
+  let size: number;
+  let mtime: number;
+  try {
+    const st = statSync(path);
+    size = st.size;
+    mtime = Math.round(st.mtimeMs);
+  } catch {
+    throw new ConfigError(`backfill source ${path} does not exist`);
+  }
+  return `${path}|${size}|${mtime}`;
+}
+
+/** The first row to send is `startRow + 1`. Saves a checkpoint at the start position. */
+export async function backfillStart(ctx: RunContext): Promise<{ startRow: number; sourceKey: string; checkpoint: (rowsDone: number) => Promise<void> }> {
+  const { job, store, options } = ctx;
+  const sourceKey = sourceKeyOf(job.source.path);
+  let startRow = 0;
+  const existing = await store.checkpoints.get(job.name);
+  if (existing && !options.restart) {
+    if (existing.sourceKey !== sourceKey) {
+      const [path] = existing.sourceKey.split('|');
+      throw new ConfigError(
+        `job ${job.name} has an unfinished backfill of ${path === job.source.path ? 'a different version of this file' : path} (${existing.rowsDone} rows done)`,
+        { hint: 'run the same command with that file to finish it, or add --restart to start this one over' },
+      );
+    }
+    startRow = existing.rowsDone;
+    ctx.summary.resumed_from_row = startRow;
+    ctx.logger.info({ rowsDone: startRow }, `resuming the backfill: rows 1 to ${startRow} were acknowledged by an earlier run`);
+    ctx.notes.push(`resumed from row ${startRow + 1} (rows 1-${startRow} were acknowledged by an earlier run)`);
+  } else if (existing) {
+    ctx.logger.info({ rowsDone: existing.rowsDone }, 'starting the backfill over (--restart)');
+  }
+  const checkpoint = async (rowsDone: number): Promise<void> => {
+    const c: Checkpoint = { job: job.name, sourceKey, rowsDone, updatedAt: Date.now(), counts: {} };
+    await store.checkpoints.save(c);
+  };
+  await checkpoint(startRow);
+  return { startRow, sourceKey, checkpoint };
+}

@@ -1,0 +1,113 @@
+/**
+ * Backfills: a large file uploaded in full, checkpointed after every acknowledged batch.
+ * Killed (SIGKILL) at several points, the same command resumes from the checkpoint (and
+ * says so) and the end result is exactly that of an uninterrupted run.
+ */
+import { createHash } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+
+const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
+const USERS_ROUTE = 'POST /12/accounts/:account_id/custom_audiences/:custom_audience_id/users';
+const ROWS = 150_000;
+const JOB = 'account_id: emu-account\nconcurrency: 1\nsource: { path: exports/daily.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email, partner_user_id: Id }\n';
+
+let ws: Workspace;
+beforeEach(async () => {
+  ws = await createWorkspace();
+});
+afterEach(async () => {
+  await ws.close();
+});
+
+function writeHistory(): void {
+  const lines = ['Id,Email'];
+  for (let i = 1; i <= ROWS; i++) lines.push(i % 1000 === 0 ? `P${i},not-an-email` : `P${i},Person.${i}@Example.org`);
+  ws.write('history.csv', `${lines.join('\n')}\n`);
+}
+
+function expectedMembers(): { email: string[]; partner_user_id: string[] } {
+  const email: string[] = [];
+  const partner: string[] = [];
+  for (let i = 1; i <= ROWS; i++) {
+    if (i % 1000 !== 0) email.push(sha(`person.${i}@example.org`));
+    partner.push(`P${i}`);
+  }
+  return { email: email.sort(), partner_user_id: partner.sort() };
+}
+
+const requests = (): number => ws.emulator.state().requests.by_route[USERS_ROUTE] ?? 0;
+
+async function waitFor(condition: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function checkpointRows(): number | undefined {
+  const db = new Database(ws.statePath, { readonly: true });
+  try {
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    return (db.prepare('SELECT rows_done FROM checkpoints').get() as { rows_done: number } | undefined)?.rows_done;
+  } finally {
+    db.close();
+  }
+}
+
+describe('adsync backfill', () => {
+  it('resumes after SIGKILLs at several points and ends exactly like an uninterrupted run', { timeout: 180_000 }, async () => {
+    ws.write('daily.yaml', JOB);
+    writeHistory();
+    // Every answer is held back a while, so kills land with batches in flight.
+    ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 700, times: 1000 });
+
+    let lastCheckpoint = 0;
+    for (const killAfterRequests of [2, 3]) {
+      const child = ws.spawn(['backfill', 'daily.yaml', '--source', 'history.csv', '--json']);
+      const done = collect(child);
+      await waitFor(() => requests() >= killAfterRequests);
+      await new Promise((r) => setTimeout(r, 300));
+      child.kill('SIGKILL');
+      expect((await done).signal).toBe('SIGKILL');
+      const rows = checkpointRows();
+      expect(rows).toBeDefined();
+      expect(rows).toBeGreaterThanOrEqual(lastCheckpoint);
+      lastCheckpoint = rows ?? 0;
+    }
+    expect(lastCheckpoint).toBeGreaterThan(0);
+
+    ws.emulator.clearFaults();
+    const final = await ws.cli(['backfill', 'daily.yaml', '--source', 'history.csv', '--json']);
+    expect(final.code, final.stderr).toBe(0);
+    const s = summaries(final)[0];
+    expect(s).toMatchObject({ status: 'success', resumed_from_row: lastCheckpoint, read: ROWS - lastCheckpoint });
+    expect(final.stdout + final.stderr).toContain(`resumed from row ${lastCheckpoint + 1}`);
+    expect(ws.emulator.state().custom_audiences['emu-audience']?.members).toMatchObject(expectedMembers());
+    expect(checkpointRows()).toBeUndefined();
+
+    // The state knows every member: a normal run of the same file has nothing to send.
+    ws.write('exports/daily.csv', ws.read('history.csv'));
+    const run = await ws.cli(['run', 'daily.yaml', '--json']);
+    expect(summaries(run)[0]).toMatchObject({ status: 'success', added: 0, removed: 0, requests: 0 });
+  });
+
+  it('refuses to resume with a different file, and --restart starts over', async () => {
+    ws.write('daily.yaml', JOB);
+    writeHistory();
+    ws.fault({ route: 'POST /12/**/users', kind: 'status', status: 400, times: 1 });
+    const failed = await ws.cli(['backfill', 'daily.yaml', '--source', 'history.csv', '--json']);
+    expect(failed.code).toBe(1);
+    expect(checkpointRows()).toBe(0);
+    ws.write('other.csv', 'Id,Email\nX1,x1@example.org\n');
+    const refused = await ws.cli(['backfill', 'daily.yaml', '--source', 'other.csv']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('has an unfinished backfill of');
+    expect(refused.stderr).toContain('--restart');
+    const restarted = await ws.cli(['backfill', 'daily.yaml', '--source', 'other.csv', '--restart', '--json']);
+    expect(restarted.code, restarted.stderr).toBe(0);
+    expect(summaries(restarted)[0]).toMatchObject({ added: 2, read: 1 });
+  });
+});
