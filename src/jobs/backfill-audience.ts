@@ -23,7 +23,7 @@ export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promi
   const { summary, counters } = ctx;
   const { startRow, checkpoint } = await backfillStart(ctx);
   const state = ctx.store.audience(audienceKey(job));
-  const reader = await readCsvSource(job.source, { signal: ctx.stop });
+  const reader = await readCsvSource(job.source);
   counters.bytesTotal = reader.sizeBytes;
   counters.phase = 'uploading';
   const mapper = new AudienceRowMapper(reader.header, job.audience, reader.name);
@@ -71,7 +71,7 @@ export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promi
       if (watermark.acknowledged(seq)) await checkpoint(watermark.rowsDone);
     },
   });
-  const complete = !result.stopped && result.failedUsers === 0 && !ctx.stop.aborted;
+  const complete = !result.stopped && result.failedUsers === 0;
   if (complete) {
     watermark.finish(lastRowRead);
     await ctx.store.checkpoints.clear(job.name);

@@ -34,10 +34,12 @@ export async function scanExport(ctx: RunContext, job: AudienceJob, scan: Audien
   const { counters, summary } = ctx;
   const invalid: Partial<Record<IdentifierType, number>> = {};
   let occurrences = 0;
-  const reader = await readCsvSource(job.source, { signal: ctx.stop });
+  const reader = await readCsvSource(job.source);
   counters.bytesTotal = reader.sizeBytes;
   const mapper = new AudienceRowMapper(reader.header, job.audience, reader.name);
   for await (const batch of reader.batches) {
+    // Reading has no effect outside: a stop request ends it at once.
+    if (ctx.stop.aborted) break;
     for (const r of batch.rejects) {
       if (r.row <= skipRows) continue;
       ctx.rejects.reject([{ row: r.row, line: r.line, field: '', reason: r.reason }]);
@@ -142,6 +144,7 @@ export async function sendUsersWith(
   if (result.rejectedUsers > 0) ctx.fail(`the service refused ${result.rejectedUsers} user records (see the rejects file)`);
   if (result.failedUsers > 0 && !result.fatal) ctx.fail(`${result.failedUsers} user records could not be delivered; the next run sends them again`);
   if (result.fatal) throw result.fatal;
+  if (result.stopped) ctx.interrupted = true;
   return result;
 }
 
@@ -154,6 +157,7 @@ export async function runAudience(ctx: RunContext, job: AudienceJob): Promise<vo
     if (Object.keys(invalid).length > 0) summary.invalid_identifiers = invalid;
     const distinct = await scan.size();
     summary.duplicates = occurrences - distinct;
+    if (ctx.stop.aborted) ctx.interrupted = true;
     if (ctx.stop.aborted || options.validateOnly) return;
 
     counters.phase = 'planning';
@@ -176,6 +180,7 @@ export async function runAudience(ctx: RunContext, job: AudienceJob): Promise<vo
         summary.added += ids.length;
       });
     }
+    if (allowRemoves && counts.removes > 0 && ctx.stop.aborted) ctx.interrupted = true;
     if (allowRemoves && counts.removes > 0 && !ctx.stop.aborted) {
       await sendUsers(ctx, job, usersOneEach(scan.removes(plan, PLAN_PAGE)), 'Delete', async (ids) => {
         await state.commit({ added: [], removed: ids, sentAt: Date.now(), mode: job.audience.mode });

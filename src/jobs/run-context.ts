@@ -44,6 +44,8 @@ export interface RunOptions {
 
 export class RunContext {
   readonly failures: string[] = [];
+  /** Set when the stop signal left work undone (the next run does it). */
+  interrupted = false;
   readonly notes: string[] = [];
   private clientInstance: AdsApiClient | undefined;
 

@@ -121,7 +121,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     summary.status = 'failed';
     summary.error = ctx.failures.join('; ');
     summary.exit_code = ExitCode.failed;
-  } else if (stop.aborted) {
+  } else if (ctx.interrupted) {
     summary.status = 'interrupted';
     summary.error = lockLost.signal.aborted ? 'the job lock was lost' : 'stopped by a signal after committing the work in flight';
     summary.exit_code = ExitCode.failed;

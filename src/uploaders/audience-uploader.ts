@@ -70,7 +70,7 @@ export async function uploadAudienceUsers(users: AsyncIterable<readonly Audience
     fatal: undefined,
     stopped: false,
   };
-  const dispatcher = new BoundedDispatch(options.concurrency);
+  const dispatcher = new BoundedDispatch(options.concurrency, options.stop);
   const builder = new AudienceBatchBuilder(options.builder);
   let seq = 0;
 
@@ -115,7 +115,8 @@ export async function uploadAudienceUsers(users: AsyncIterable<readonly Audience
     result.batches += 1;
     const batchSeq = seq;
     options.onBuilt?.(batchSeq, batch);
-    await dispatcher.submit(() => send(batch, batchSeq));
+    // A batch built while a stop was requested is not sent: the next run sends it.
+    if (!(await dispatcher.submit(() => send(batch, batchSeq)))) result.stopped = true;
   };
 
   try {
@@ -128,6 +129,7 @@ export async function uploadAudienceUsers(users: AsyncIterable<readonly Audience
         }
         if (!builder.tryAdd(user)) {
           await dispatch();
+          if (result.stopped) break outer;
           builder.tryAdd(user);
         }
       }

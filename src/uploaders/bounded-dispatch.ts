@@ -9,17 +9,25 @@ export class BoundedDispatch {
   private readonly limit: LimitFunction;
   private readonly running = new Set<Promise<void>>();
 
-  constructor(private readonly concurrency: number) {
+  constructor(
+    private readonly concurrency: number,
+    private readonly stop?: AbortSignal,
+  ) {
     this.limit = pLimit(concurrency);
   }
 
-  /** Starts `task` once a slot is free; resolves when it has started, not when it ends. */
-  async submit(task: () => Promise<void>): Promise<void> {
+  /**
+   * Starts `task` once a slot is free; resolves when it has started, not when it ends.
+   * Returns false (and never starts it) when the stop signal came while waiting for a slot.
+   */
+  async submit(task: () => Promise<void>): Promise<boolean> {
     while (this.running.size >= this.concurrency) await Promise.race(this.running);
+    if (this.stop?.aborted) return false;
     const p: Promise<void> = this.limit(task)
       .catch(() => undefined)
       .finally(() => this.running.delete(p));
     this.running.add(p);
+    return true;
   }
 
   /** Waits for every started task. */
@@ -41,7 +49,7 @@ export async function sendInBatches<T>(
   halted: () => boolean,
   stop: AbortSignal | undefined,
 ): Promise<{ stopped: boolean }> {
-  const dispatcher = new BoundedDispatch(concurrency);
+  const dispatcher = new BoundedDispatch(concurrency, stop);
   let stopped = false;
   try {
     let batch: T[] = [];
@@ -56,13 +64,16 @@ export async function sendInBatches<T>(
         if (batch.length === size) {
           const full = batch;
           batch = [];
-          await dispatcher.submit(() => send(full));
+          if (!(await dispatcher.submit(() => send(full)))) {
+            stopped = true;
+            break outer;
+          }
         }
       }
     }
     if (batch.length > 0 && !halted() && !stopped) {
       const last = batch;
-      await dispatcher.submit(() => send(last));
+      if (!(await dispatcher.submit(() => send(last)))) stopped = true;
     }
   } finally {
     await dispatcher.drain();

@@ -40,7 +40,7 @@ describe('a killed audience upload', () => {
 
     const child = ws.spawn(['run', 'big.yaml', '--json']);
     const done = collect(child);
-    await waitFor(() => (ws.emulator.state().requests.by_route[USERS_ROUTE] ?? 0) >= 1, 60_000);
+    await waitFor(() => (ws.emulator.stateSummary().requests.by_route[USERS_ROUTE] ?? 0) >= 1, 60_000);
     await new Promise((r) => setTimeout(r, 500));
     child.kill('SIGKILL');
     const killed = await done;

@@ -37,7 +37,7 @@ function expectedMembers(): { email: string[]; partner_user_id: string[] } {
   return { email: email.sort(), partner_user_id: partner.sort() };
 }
 
-const requests = (): number => ws.emulator.state().requests.by_route[USERS_ROUTE] ?? 0;
+const requests = (): number => ws.emulator.stateSummary().requests.by_route[USERS_ROUTE] ?? 0;
 
 async function waitFor(condition: () => boolean, timeoutMs = 60_000): Promise<void> {
   const until = Date.now() + timeoutMs;

@@ -5,12 +5,14 @@ import { registerDemo } from './demo.js';
 import { registerEmulator } from './emulator.js';
 import { registerRun } from './run.js';
 import { registerRuns } from './runs.js';
+import { registerSchedule } from './schedule.js';
 import { registerValidate } from './validate.js';
 
 /** Registers every command but `auth` (see auth.ts). */
 export function registerCommands(program: Command, ctx: CliContext): void {
   registerRun(program, ctx);
   registerBackfill(program, ctx);
+  registerSchedule(program, ctx);
   registerValidate(program, ctx);
   registerRuns(program, ctx);
   registerEmulator(program, ctx);

@@ -1,0 +1,156 @@
+/**
+ * `adsync schedule`: runs every job file of a folder on its `schedule:` cron expression.
+ *
+ * - One run of a job at a time: a tick that comes while the job's previous run is still
+ *   going is skipped (logged); across processes and machines the job lock in the state
+ *   database does the same (the other run is logged as running elsewhere).
+ * - A job file that fails validation is reported and skipped; the others still run.
+ * - reload() (SIGHUP) re-reads the folder: new, changed and removed job files take effect;
+ *   runs in progress finish undisturbed.
+ * - stop() (SIGTERM/SIGINT) starts no new run; runs in progress finish the batch in flight,
+ *   commit it, and end as interrupted.
+ */
+import { readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import cron, { type ScheduledTask } from 'node-cron';
+import type { Logger } from 'pino';
+import { isAdsyncError } from '../errors.js';
+import type { Job } from './job.js';
+import type { RunEnvironment } from './run-context.js';
+import { runJob } from './runner.js';
+import type { RunSummary } from './summary.js';
+
+export interface SchedulerOptions {
+  jobsDir: string;
+  environment: RunEnvironment;
+  logger: Logger;
+  loadJob: (path: string) => Job;
+  /** Called with every finished run's summary. */
+  onRun?: (summary: RunSummary) => void;
+}
+
+interface Scheduled {
+  job: Job;
+  task: ScheduledTask;
+  running: Promise<void> | undefined;
+}
+
+export function jobFilesIn(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isFile() && /\.ya?ml$/i.test(e.name))
+    .map((e) => join(dir, e.name))
+    .sort();
+}
+
+export class Scheduler {
+  private readonly scheduled = new Map<string, Scheduled>();
+  private readonly running = new Set<Promise<void>>();
+  private stopped = false;
+
+  constructor(private readonly options: SchedulerOptions) {
+    cron.setLogger({
+      info: (m) => options.logger.debug({ source: 'node-cron' }, m),
+      warn: (m) => options.logger.warn({ source: 'node-cron' }, m),
+      error: (m) => options.logger.error({ source: 'node-cron' }, String(m)),
+      debug: (m) => options.logger.trace({ source: 'node-cron' }, String(m)),
+    });
+  }
+
+  /** Number of jobs scheduled. */
+  get size(): number {
+    return this.scheduled.size;
+  }
+
+  /** Loads the folder and schedules every valid job that has a schedule. */
+  async start(): Promise<void> {
+    await this.load();
+  }
+
+  async reload(): Promise<void> {
+    if (this.stopped) return;
+    this.options.logger.info({ jobsDir: this.options.jobsDir }, 'reloading the job files (SIGHUP)');
+    await this.load();
+  }
+
+  private async load(): Promise<void> {
+    const { logger } = this.options;
+    const dir = resolve(this.options.jobsDir);
+    const wanted = new Map<string, Job>();
+    for (const file of jobFilesIn(dir)) {
+      let job: Job;
+      try {
+        job = this.options.loadJob(file);
+      } catch (error) {
+        if (!isAdsyncError(error)) throw error;
+        logger.error({ file, error: error.message }, 'job file is not valid: skipped (the other jobs still run)');
+        continue;
+      }
+      if (job.schedule === undefined) {
+        logger.info({ job: job.name, file }, 'job has no schedule: not scheduled (run it with `adsync run`)');
+        continue;
+      }
+      const other = wanted.get(job.name);
+      if (other) {
+        logger.error({ job: job.name, file, other: other.file }, 'two job files have the same job name: this one is skipped');
+        continue;
+      }
+      wanted.set(job.name, job);
+    }
+    // A run in progress keeps blocking its job's ticks after a reload changed the job.
+    const inProgress = new Map<string, Promise<void>>();
+    for (const [name, entry] of this.scheduled) {
+      const next = wanted.get(name);
+      if (!next || JSON.stringify(next) !== JSON.stringify(entry.job)) {
+        if (entry.running) inProgress.set(name, entry.running);
+        await entry.task.destroy();
+        this.scheduled.delete(name);
+        if (!next) logger.info({ job: name }, 'job removed from the schedule');
+      }
+    }
+    for (const [name, job] of wanted) {
+      if (this.scheduled.has(name)) continue;
+      const task = cron.createTask(job.schedule ?? '', () => this.tick(name), { timezone: job.timezone, name });
+      const entry: Scheduled = { job, task, running: inProgress.get(name) };
+      entry.running?.finally(() => {
+        if (this.scheduled.get(name) === entry) entry.running = undefined;
+      }).catch(() => undefined);
+      await task.start();
+      this.scheduled.set(name, entry);
+      logger.info({ job: name, schedule: job.schedule, timezone: job.timezone, nextRun: entry.task.getNextRun()?.toISOString() }, 'job scheduled');
+    }
+    if (this.scheduled.size === 0) logger.warn({ jobsDir: dir }, 'no job with a schedule: nothing to run');
+  }
+
+  private tick(name: string): void {
+    const { logger } = this.options;
+    const entry = this.scheduled.get(name);
+    if (this.stopped || !entry) return;
+    if (entry.running) {
+      logger.warn({ job: name }, 'skipping this tick: the previous run of the job is still going');
+      return;
+    }
+    const run = runJob(entry.job, this.options.environment, { command: 'run', dryRun: false, full: false, rejectsWithValues: false })
+      .then((summary) => {
+        const level = summary.status === 'success' ? 'info' : summary.error?.includes('is already running') ? 'warn' : 'error';
+        logger[level]({ summary }, summary.error?.includes('is already running') ? 'run skipped: the job is running elsewhere' : `run ${summary.status}`);
+        this.options.onRun?.(summary);
+        logger.info({ job: name, nextRun: entry.task.getNextRun()?.toISOString() }, 'next run');
+      })
+      .catch((error: unknown) => logger.error({ job: name, error: String(error) }, 'run crashed'))
+      .finally(() => {
+        entry.running = undefined;
+        this.running.delete(run);
+      });
+    entry.running = run;
+    this.running.add(run);
+  }
+
+  /** Stops scheduling; waits for the runs in progress (they stop at the next batch boundary). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const entry of this.scheduled.values()) await entry.task.destroy();
+    this.scheduled.clear();
+    if (this.running.size > 0) this.options.logger.info({ runs: this.running.size }, 'waiting for the runs in progress to commit their work in flight');
+    await Promise.allSettled([...this.running]);
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * The scheduler, as a real long-running process: runs on a short cron expression, skips
+ * an overlapping tick, never runs one job twice at once even across two processes, stops
+ * cleanly on SIGTERM with the state consistent, and skips an invalid job file.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { collect, createWorkspace, type Workspace } from '../helpers/e2e.js';
+
+let ws: Workspace;
+let slowSource: http.Server | undefined;
+beforeEach(async () => {
+  ws = await createWorkspace();
+});
+afterEach(async () => {
+  await ws.close();
+  await new Promise<void>((r) => (slowSource ? slowSource.close(() => r()) : r()));
+  slowSource = undefined;
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface RunRow {
+  runId: string;
+  job: string;
+  status: string;
+  startedAt: string;
+  finishedAt: string | null;
+}
+
+async function history(job?: string): Promise<RunRow[]> {
+  const r = await ws.cli(['runs', '--json', '--limit', '200', ...(job ? ['--job', job] : [])]);
+  return r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as RunRow);
+}
+
+function assertNoOverlap(runs: RunRow[]): void {
+  const spans = runs.map((r) => [Date.parse(r.startedAt), r.finishedAt ? Date.parse(r.finishedAt) : Infinity] as const).sort((a, b) => a[0] - b[0]);
+  for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1]);
+}
+
+/** Serves a small CRM export, each response held back `delayMs`: every run takes at least that long. */
+async function serveSlowExport(delayMs: number): Promise<string> {
+  slowSource = http.createServer((_req, res) => {
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'text/csv' });
+      res.end('Email\nslow@example.com\n');
+    }, delayMs);
+  });
+  await new Promise<void>((r) => slowSource?.listen(0, '127.0.0.1', () => r()));
+  return `http://127.0.0.1:${(slowSource?.address() as AddressInfo).port}/crm.csv`;
+}
+
+const jobYaml = (schedule: string, path: string) =>
+  `account_id: emu-account\nschedule: "${schedule}"\nsource: { path: "${path}", format: csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n`;
+
+describe('adsync schedule', () => {
+  it('runs a job on a short cron expression and skips a tick that overlaps a run still going', { timeout: 30_000 }, async () => {
+    ws.write('jobs/every-second.yaml', jobYaml('* * * * * *', await serveSlowExport(2500)));
+    const child = ws.spawn(['schedule', '--jobs', 'jobs'], { ADSYNC_LOG_LEVEL: 'info' });
+    const done = collect(child);
+    await sleep(6000);
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('"msg":"job scheduled"');
+    expect(r.stderr).toContain('"nextRun":"');
+    expect(r.stderr).toContain('skipping this tick: the previous run of the job is still going');
+    const runs = await history('every-second');
+    expect(runs.length).toBeGreaterThanOrEqual(1);
+    expect(runs.filter((x) => x.status === 'success').length).toBeGreaterThanOrEqual(1);
+    assertNoOverlap(runs);
+  });
+
+  it('never runs the same job at the same time from two scheduler processes sharing one state database', { timeout: 40_000 }, async () => {
+    ws.write('jobs/shared.yaml', jobYaml('* * * * * *', await serveSlowExport(1200)));
+    const a = ws.spawn(['schedule', '--jobs', 'jobs'], { ADSYNC_LOG_LEVEL: 'info' });
+    const b = ws.spawn(['schedule', '--jobs', 'jobs'], { ADSYNC_LOG_LEVEL: 'info' });
+    const doneA = collect(a);
+    const doneB = collect(b);
+    await sleep(8000);
+    a.kill('SIGTERM');
+    b.kill('SIGTERM');
+    const [ra, rb] = await Promise.all([doneA, doneB]);
+    expect(ra.code, ra.stderr).toBe(0);
+    expect(rb.code, rb.stderr).toBe(0);
+    // Runs refused because the other process held the lock are not recorded as runs.
+    const real = (await history('shared')).filter((x) => x.status === 'success' || x.status === 'interrupted');
+    expect(real.length).toBeGreaterThanOrEqual(2);
+    assertNoOverlap(real);
+    expect(ra.stderr + rb.stderr).toContain('run skipped: the job is running elsewhere');
+  });
+
+  it('on SIGTERM finishes and commits the batch in flight, then exits 0 with the state consistent', { timeout: 60_000 }, async () => {
+    const lines = ['Id,Email'];
+    for (let i = 0; i < 60_000; i++) lines.push(`P${i},u${i}@example.com`);
+    ws.write('jobs/data/big.csv', `${lines.join('\n')}\n`);
+    ws.write(
+      'jobs/big.yaml',
+      'account_id: emu-account\nschedule: "* * * * * *"\nconcurrency: 1\nrequest_timeout_ms: 20000\nsource: { path: data/big.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email, partner_user_id: Id }\n',
+    );
+    // The first batch (of two) is answered only after 3 s: the SIGTERM comes while it is in flight.
+    ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 3000, times: 1 });
+    const child = ws.spawn(['schedule', '--jobs', 'jobs'], { ADSYNC_LOG_LEVEL: 'info' });
+    const done = collect(child);
+    let log = '';
+    child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+    const until = Date.now() + 30_000;
+    while (!log.includes('"msg":"plan"') && Date.now() < until) await sleep(20);
+    await sleep(500);
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('waiting for the runs in progress');
+    const runs = await history('big');
+    expect(runs.map((x) => x.status), r.stderr).toEqual(['interrupted']);
+    // What the state database says was sent is exactly what the service holds.
+    const members = ws.emulator.state().custom_audiences['emu-audience']?.members ?? {};
+    const onService = (members.email?.length ?? 0) + (members.partner_user_id?.length ?? 0);
+    const db = new Database(ws.statePath, { readonly: true });
+    const inState = (db.prepare('SELECT COUNT(*) AS n FROM audience_members WHERE present = 1').get() as { n: number }).n;
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    db.close();
+    expect(inState).toBe(onService);
+    expect(inState).toBeGreaterThan(0);
+    expect(inState).toBeLessThan(120_000);
+  });
+
+  it('reports an invalid job file and still runs the others', { timeout: 30_000 }, async () => {
+    ws.write('jobs/good.yaml', jobYaml('* * * * * *', 'data/ok.csv'));
+    ws.write('jobs/data/ok.csv', 'Email\nok@example.com\n');
+    ws.write('jobs/bad.yaml', 'account_id: emu-account\nschedule: "every day"\nsource: { path: x.csv }\naudience:\n  custom_audience_id: a\n  identifiers: { email: Email }\n');
+    const child = ws.spawn(['schedule', '--jobs', 'jobs'], { ADSYNC_LOG_LEVEL: 'info' });
+    const done = collect(child);
+    await sleep(3000);
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('job file is not valid: skipped (the other jobs still run)');
+    expect(r.stderr).toContain('is not a valid cron expression');
+    expect(await history('good'), r.stderr).toContainEqual(expect.objectContaining({ status: 'success' }));
+    expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email).toHaveLength(1);
+  });
+});
+
+describe('alerts', () => {
+  it('POSTs the JSON summary of a failed run to the webhook, without secrets', { timeout: 30_000 }, async () => {
+    const received: { body: string; type: string | undefined }[] = [];
+    let calls = 0;
+    const hook = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        calls += 1;
+        if (calls === 1) {
+          res.writeHead(503).end(); // the first delivery fails: the alert is retried
+          return;
+        }
+        received.push({ body, type: req.headers['content-type'] });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', () => r()));
+    try {
+      const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hooks/adsync`;
+      ws.write('missing.yaml', `account_id: emu-account\nalerts: { webhook_url: "${url}" }\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: no-such-audience\n  identifiers: { email: Email }\n`);
+      ws.write('crm.csv', 'Email\na@example.com\n');
+      const r = await ws.cli(['run', 'missing.yaml', '--json']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('404');
+      expect(received).toHaveLength(1);
+      expect(received[0]?.type).toBe('application/json');
+      const alert = JSON.parse(received[0]?.body ?? '{}') as { event: string; reason: string; summary: Record<string, unknown> };
+      expect(alert.event).toBe('adsync.run');
+      expect(alert.reason).toMatch(/^run failed: /);
+      expect(alert.summary).toMatchObject({ job: 'missing', status: 'failed', exit_code: 1 });
+      for (const secret of [ws.emulator.credentials.consumerSecret, ws.emulator.credentials.accessToken, ws.emulator.credentials.accessTokenSecret]) {
+        expect(received[0]?.body).not.toContain(secret);
+      }
+    } finally {
+      await new Promise<void>((r) => hook.close(() => r()));
+    }
+  });
+});
