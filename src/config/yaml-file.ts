@@ -3,17 +3,18 @@
  * the file, the field path and what is expected.
  */
 import { readFileSync } from 'node:fs';
-import { parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 
 /** Parses YAML text; a syntax error names the file, line and column. */
 export function parseYaml(text: string, file: string): unknown {
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, lineCounter });
   const first = doc.errors[0];
   if (first) {
-    const pos = first.linePos?.[0];
-    const where = pos ? ` line ${pos.line}, column ${pos.col}` : '';
+    const pos = lineCounter.linePos(first.pos[0]);
+    const where = ` line ${pos.line}, column ${pos.col}`;
     throw new ConfigError(`${file}${where}: not valid YAML: ${first.message.split('\n')[0] ?? ''}`);
   }
   return doc.toJS({ maxAliasCount: 100 }) as unknown;
@@ -62,6 +63,19 @@ export function formatIssue(issue: z.core.$ZodIssue, knownKeys?: KnownKeys): str
   switch (issue.code) {
     case 'invalid_type':
       return issue.input === undefined ? `${at}is required (${issue.expected})` : `${at}expected ${issue.expected}, got ${describeInput(issue.input)}`;
+    case 'invalid_union': {
+      const branches = issue.errors;
+      // Every alternative refused the value's type: "expected string or number, got a list".
+      const typeOnly = branches.every((b) => b.length === 1 && b[0]?.code === 'invalid_type' && b[0].path.length === 0);
+      if (typeOnly && branches.length > 0) {
+        const expected = branches.map((b) => (b[0]?.code === 'invalid_type' ? b[0].expected : '')).join(' or ');
+        return issue.input === undefined ? `${at}is required (${expected})` : `${at}expected ${expected}, got ${describeInput(issue.input)}`;
+      }
+      // Otherwise report the alternative that came closest (fewest problems).
+      const closest = [...branches].sort((a, b) => a.length - b.length)[0];
+      if (closest && closest.length > 0) return closest.map((i) => formatIssue({ ...i, path: [...issue.path, ...i.path] }, knownKeys)).join('\n');
+      return `${at}${issue.message}`;
+    }
     case 'invalid_value':
       return `${at}expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${describeInput(issue.input)}`;
     case 'unrecognized_keys': {
@@ -82,7 +96,7 @@ export function formatIssue(issue: z.core.$ZodIssue, knownKeys?: KnownKeys): str
 
 /** Validates `data` against `schema`, or throws a ConfigError listing every problem. */
 export function parseWithSchema<S extends z.ZodType>(schema: S, data: unknown, display: string, knownKeys?: KnownKeys): z.output<S> {
-  const result = schema.safeParse(data);
+  const result = schema.safeParse(data, { reportInput: true });
   if (result.success) return result.data;
   const lines = result.error.issues.map((i) => formatIssue(i, knownKeys));
   throw new ConfigError(`${display} is not valid:\n  ${lines.join('\n  ')}`);

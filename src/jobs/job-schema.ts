@@ -9,9 +9,11 @@ import { IDENTIFIER_TYPES } from '../hash/types.js';
 
 /** An id: a string, or a YAML number that is a safe integer (big ones must be quoted). */
 const idSchema = z
-  .union([z.string().trim().min(1), z.number().int().nonnegative()])
-  .refine((v) => typeof v === 'string' || Number.isSafeInteger(v), {
-    message: 'this number is too long to be read exactly: put it in quotes',
+  .union([z.string().trim().min(1), z.number()])
+  .superRefine((v, ctx) => {
+    if (typeof v === 'string') return;
+    if (!Number.isInteger(v) || v < 0) ctx.addIssue({ code: 'custom', message: 'an id is text or a whole number' });
+    else if (!Number.isSafeInteger(v)) ctx.addIssue({ code: 'custom', message: 'this number is too long to be read exactly: put it in quotes' });
   })
   .transform(String);
 

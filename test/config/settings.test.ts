@@ -1,0 +1,41 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEFAULTS, loadSettings } from '../../src/config/settings.js';
+import { ConfigError } from '../../src/errors.js';
+import { parseYaml } from '../../src/config/yaml-file.js';
+
+const root = resolve(import.meta.dirname, '..', '..');
+
+describe('settings', () => {
+  it('the shipped config/adsync.yaml holds exactly the built-in defaults', () => {
+    const fromFile = loadSettings({ path: 'config/adsync.yaml', env: {}, cwd: root });
+    const builtIn = loadSettings({ env: {}, cwd: mkdtempSync(join(tmpdir(), 'adsync-cfg-')) });
+    expect({ ...fromFile, file: undefined, statePath: '', rejectsDir: '' }).toEqual({ ...builtIn, file: undefined, statePath: '', rejectsDir: '' });
+    const yaml = parseYaml(readFileSync(join(root, 'config', 'adsync.yaml'), 'utf8'), 'x') as Record<string, unknown>;
+    expect(yaml.state).toBe(DEFAULTS.state);
+  });
+
+  it('lets the environment win for endpoints and the state path', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'adsync-cfg-'));
+    writeFileSync(join(dir, 'a.yaml'), 'ads_url: https://example.test\nstate: s.sqlite\nconcurrency: 2\n');
+    const s = loadSettings({ path: 'a.yaml', cwd: dir, env: { ADSYNC_ADS_URL: 'http://127.0.0.1:1', ADSYNC_STATE: '/tmp/x.sqlite' } });
+    expect(s.adsUrl).toBe('http://127.0.0.1:1');
+    expect(s.statePath).toBe('/tmp/x.sqlite');
+    expect(s.concurrency).toBe(2);
+  });
+
+  it('names the file, the field and the fix for a bad settings file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'adsync-cfg-'));
+    writeFileSync(join(dir, 'bad.yaml'), 'concurrency: many\nretrys: {}\n');
+    let error: unknown;
+    try {
+      loadSettings({ path: 'bad.yaml', cwd: dir, env: {} });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toBe('bad.yaml is not valid:\n  concurrency: expected number, got "many"\n  retrys: unknown key (did you mean "retry"?)');
+  });
+});

@@ -1,0 +1,108 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadSettings } from '../../src/config/settings.js';
+import { ConfigError } from '../../src/errors.js';
+import { loadJob } from '../../src/jobs/load-job.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'adsync-jobs-'));
+const settings = loadSettings({ env: {}, cwd: dir });
+
+function load(name: string, yaml: string) {
+  writeFileSync(join(dir, name), yaml);
+  return loadJob(name, settings, { cwd: dir });
+}
+
+function problem(name: string, yaml: string): string {
+  try {
+    load(name, yaml);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).exitCode).toBe(2);
+    return (error as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+const audience = 'audience:\n  custom_audience_id: aud\n  identifiers: { email: Email }\n';
+
+describe('job files', () => {
+  it('resolves a full audience job: defaults, relative paths, country codes', () => {
+    const job = load('acme-crm.yml', `account_id: 18ce54d4x5t\nsource: { path: exports/crm.csv }\naudience:\n  custom_audience_id: 1nmth\n  identifiers: { email: Email, phone_number: Phone }\n  country_column: Country\n  default_country: us\n`);
+    expect(job).toMatchObject({
+      name: 'acme-crm',
+      kind: 'custom_audience',
+      accountId: '18ce54d4x5t',
+      customAudienceId: '1nmth',
+      credentials: undefined,
+      timezone: 'UTC',
+      concurrency: 4,
+      maxRejectRatio: 0.2,
+      source: { path: join(dir, 'exports', 'crm.csv') },
+      audience: { mode: 'mirror', identifiers: { email: 'Email', phone_number: 'Phone' }, countryColumn: 'Country', defaultCountry: 'US', refreshAfterDays: 330, maxRemoveRatio: 0.5 },
+    });
+  });
+
+  it('resolves a catalog job with product sets and a field mapping', () => {
+    const job = load(
+      'cat.yaml',
+      'name: acme-catalog\naccount_id: a\nsource: { path: "https://shop.example.com/feed" }\ncatalog:\n  product_catalog_id: 1234567890\n  mode: upsert\n  fields: { id: sku }\n  product_sets:\n    - { name: Sale, filters: [{ attribute: price, operator: LESS_THAN, value: 20 }] }\n    - { name: Top, product_ids: [A1, 42] }\n',
+    );
+    expect(job).toMatchObject({
+      name: 'acme-catalog',
+      kind: 'catalog',
+      source: { path: 'https://shop.example.com/feed' },
+      catalog: {
+        catalogId: '1234567890',
+        mode: 'upsert',
+        maxDeleteRatio: 0.5,
+        fields: { id: 'sku' },
+        productSets: [
+          { type: 'FILTERED', name: 'Sale', filters: [{ attribute: 'price', operator: 'LESS_THAN', value: '20' }] },
+          { type: 'MANUAL', name: 'Top', productIds: ['A1', '42'] },
+        ],
+      },
+    });
+  });
+
+  it('names an unknown key and suggests the right one', () => {
+    expect(problem('typo.yaml', `account_id: a\nsource: { path: x.csv }\n${audience.replace('identifiers', 'identifers')}`)).toBe(
+      'typo.yaml is not valid:\n  audience.identifiers: is required (object)\n  audience.identifers: unknown key (did you mean "identifiers"?)',
+    );
+  });
+
+  it('names a wrong type, a missing field and a bad enum value', () => {
+    expect(problem('types.yaml', `account_id: [1]\n${audience.replace('aud\n', 'aud\n  mode: mirorr\n')}`)).toBe(
+      'types.yaml is not valid:\n  account_id: expected string or number, got a list\n  source: is required (object)\n  audience.mode: expected one of "mirror", "add", "remove", got "mirorr"',
+    );
+  });
+
+  it('refuses a job with both or neither of audience and catalog', () => {
+    expect(problem('neither.yaml', 'account_id: a\nsource: { path: x.csv }\n')).toBe(
+      'neither.yaml is not valid:\n  a job has exactly one of an `audience:` block and a `catalog:` block',
+    );
+  });
+
+  it('checks the cron expression, the time zone, the country and the file format', () => {
+    expect(
+      problem('checks.yaml', `account_id: a\nschedule: "61 * * * *"\ntimezone: Mars/Olympus\nsource: { path: export.dat }\n${audience}  default_country: USA\n`),
+    ).toMatch(
+      /^checks\.yaml is not valid:\n {2}schedule: "61 \* \* \* \*" is not a valid cron expression \(.+\)\n {2}timezone: unknown time zone "Mars\/Olympus" \(use an IANA name such as Europe\/Berlin\)\n {2}source\.format: cannot tell the format of "export\.dat" from its name; set format: csv, tsv or xml\n {2}audience\.default_country: "USA" is not an ISO 3166-1 alpha-2 country code \(e\.g\. US, GB, DE\)$/,
+    );
+  });
+
+  it('asks to quote an id too long to be read exactly', () => {
+    expect(problem('big.yaml', 'account_id: a\nsource: { path: x.csv }\ncatalog:\n  product_catalog_id: 12345678901234567890\n')).toBe(
+      'big.yaml is not valid:\n  catalog.product_catalog_id: this number is too long to be read exactly: put it in quotes',
+    );
+  });
+
+  it('names the line and column of a YAML syntax error', () => {
+    expect(problem('syntax.yaml', 'account_id: a\nsource: { path: x.csv\naudience: {}\n')).toMatch(/^syntax\.yaml line \d+, column \d+: not valid YAML: /);
+  });
+
+  it('says when the job file does not exist', () => {
+    expect(() => loadJob('nope.yaml', settings, { cwd: dir })).toThrow('nope.yaml does not exist');
+  });
+});
