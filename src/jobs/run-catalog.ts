@@ -10,10 +10,10 @@
  * or one with more rejected items than max_reject_ratio. An empty or lost state is rebuilt
  * from the service (GET products) before anything is deleted.
  */
-import { createProductSet, getProductSet, listProducts } from '../api/resources/catalogs.js';
+import { createProductSet, getProductSet, listAllProducts } from '../api/resources/catalogs.js';
 import { NotFoundError } from '../api/errors.js';
 import { readFeedSource } from '../sources/index.js';
-import type { CatalogScan, ScannedProduct } from '../state/store.js';
+import type { CatalogScan, ScannedOccurrence, ServiceProduct } from '../state/store.js';
 import { buildProduct } from '../transform/index.js';
 import { emptyCatalogResult, removeProducts, upsertProducts, type CatalogUploadResult, type ProductOutcome } from '../uploaders/catalog-uploader.js';
 import type { CatalogJob } from './job.js';
@@ -24,32 +24,41 @@ const PLAN_PAGE = 5000;
 /** Reads the feed into the scan; writes rejects, counts warnings. */
 export async function scanFeed(ctx: RunContext, job: CatalogJob, scan: CatalogScan, skipRows = 0): Promise<void> {
   const { summary, counters } = ctx;
-  const reader = await readFeedSource(job.source, { signal: ctx.stop });
+  const reader = await readFeedSource(job.source);
   counters.bytesTotal = reader.sizeBytes;
   const unsentFields = new Set<string>();
   for await (const batch of reader.batches) {
-    for (const r of batch.rejects) {
-      if (r.row > skipRows) ctx.rejects.reject([{ row: r.row, line: r.line, field: '', reason: r.reason }]);
-    }
-    const valid: ScannedProduct[] = [];
-    const kept: string[] = [];
+    // Reading has no effect outside: a stop request ends it at once (the input is released).
+    if (ctx.stop.aborted) break;
+    // Items that could not be read (no id known) and items, merged by row: the rejects file
+    // follows the feed. Occurrences go to the scan in feed order, valid and rejected alike,
+    // so that the last occurrence of an id wins.
+    const unreadable = batch.rejects;
+    let next = 0;
+    const rejectUnreadableBefore = (row: number): void => {
+      for (let r = unreadable[next]; r !== undefined && r.row < row; r = unreadable[++next]) {
+        if (r.row > skipRows) ctx.rejects.reject([{ row: r.row, line: r.line, field: '', reason: r.reason }]);
+      }
+    };
+    const occurrences: ScannedOccurrence[] = [];
     for (const item of batch.items) {
+      rejectUnreadableBefore(item.row);
       if (item.row <= skipRows) continue;
       const result = buildProduct(item, job.catalog.fields);
       if (result.ok) {
         summary.valid += 1;
-        valid.push({ id: result.id, row: item.row, contentHash: result.contentHash, payload: JSON.stringify(result.product) });
+        occurrences.push({ id: result.id, row: item.row, line: item.line, contentHash: result.contentHash, payload: JSON.stringify(result.product) });
         for (const w of result.warnings) unsentFields.add(w);
       } else {
         ctx.rejects.reject(result.reasons.map((r) => ({ row: item.row, line: item.line, id: result.id, field: r.field, reason: r.reason })));
-        if (result.id !== undefined) kept.push(result.id);
+        if (result.id !== undefined) occurrences.push({ id: result.id, row: item.row, rejected: true });
       }
     }
+    rejectUnreadableBefore(Infinity);
     summary.read += batch.items.length + batch.rejects.length;
     counters.rowsRead = summary.read;
     counters.bytesRead = reader.bytesRead();
-    if (valid.length > 0) await scan.add(valid);
-    if (kept.length > 0) await scan.keep(kept);
+    if (occurrences.length > 0) await scan.add(occurrences);
   }
   if (unsentFields.size > 0) {
     const list = [...unsentFields].slice(0, 20);
@@ -58,8 +67,14 @@ export async function scanFeed(ctx: RunContext, job: CatalogJob, scan: CatalogSc
 }
 
 export function noteUploadProblems(ctx: RunContext, result: CatalogUploadResult): void {
-  if (result.rejected > 0) ctx.fail(`the service refused ${result.rejected} products (see the rejects file)`);
+  // Refused products are rejects like invalid items: max_reject_ratio decides whether the run fails.
+  if (result.rejected > 0) {
+    ctx.note(`the service refused ${result.rejected} product${result.rejected === 1 ? '' : 's'}; see the rejects file for the service's reasons`);
+  }
   if (result.failed > 0 && !result.fatal) ctx.fail(`${result.failed} products could not be delivered; the next run sends them again`);
+  if (result.alreadyGone > 0) {
+    ctx.note(`${result.alreadyGone} product${result.alreadyGone === 1 ? ' was' : 's were'} already gone from the catalog (deleted outside adsync); the state no longer lists them`);
+  }
   if (result.deleteFailures.length > 0) {
     const first = result.deleteFailures[0];
     ctx.fail(`${result.deleteFailures.length} products could not be deleted (first: ${first?.id}: ${first?.message})`);
@@ -74,9 +89,9 @@ export function acknowledge(ctx: RunContext, job: CatalogJob) {
     const accepted: { id: string; contentHash: string; productKey: string | null }[] = [];
     for (const o of outcomes) {
       if (o.kind === 'rejected') {
-        ctx.rejects.reject(
-          (o.errors.length > 0 ? o.errors : ['refused by the service']).map((e) => ({ row: o.product.row, line: 0, id: o.product.id, field: '', reason: `service: ${e}` })),
-        );
+        const { row, line, id } = o.product;
+        const errors = o.errors.length > 0 ? o.errors : [{ parameter: '', text: 'no reason given' }];
+        ctx.rejects.reject(errors.map((e) => ({ row, line, id, field: e.parameter, reason: `refused by the service: ${e.text}` })));
       } else {
         accepted.push({ id: o.product.id, contentHash: o.product.contentHash, productKey: o.productKey });
         if (o.warnings.length > 0) ctx.logger.warn({ id: o.product.id, warnings: o.warnings }, 'the service accepted the product with warnings');
@@ -95,12 +110,19 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
   try {
     await scanFeed(ctx, job, scan);
     summary.duplicates = await scan.duplicates();
+    if (ctx.stop.aborted) ctx.interrupted = true;
     if (ctx.stop.aborted || options.validateOnly) return;
 
     counters.phase = 'planning';
+    // Before anything can be deleted, the state must know every product of the catalog.
     if (mirror && (await catalog.productCount()) === 0) {
-      const rebuilt = await catalog.rebuild(serviceProducts(ctx, job));
-      if (rebuilt > 0) ctx.note(`the saved state of catalog ${job.catalog.catalogId} was empty: rebuilt it from the ${rebuilt} products the service holds`);
+      if (options.dryRun) {
+        const listed = await scan.compareWith(serviceProducts(ctx, job));
+        if (listed > 0) ctx.note(`the saved state of catalog ${job.catalog.catalogId} is empty: planned against the ${listed} products the service holds (a real run rebuilds the state from them)`);
+      } else {
+        const rebuilt = await catalog.rebuild(serviceProducts(ctx, job));
+        if (rebuilt > 0) ctx.note(`the saved state of catalog ${job.catalog.catalogId} was empty: rebuilt it from the ${rebuilt} products the service holds`);
+      }
     }
     const counts = await scan.counts({ mirror, full: options.full });
     const allowDeletes = deletesAllowed(ctx, job, counts.products, counts.deletes, counts.known);
@@ -110,6 +132,7 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
       summary.created = counts.creates;
       summary.updated = counts.updates;
       summary.deleted = allowDeletes ? counts.deletes : 0;
+      await ensureProductSets(ctx, job, true);
       return;
     }
 
@@ -132,28 +155,33 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
     if (allowDeletes && counts.deletes > 0 && !result.fatal && !ctx.stop.aborted) {
       await removeProducts(withKnownKeys(ctx, scan.deletes(PLAN_PAGE)), uploadOptions, result);
     }
+    // Work left undone by a stop request (the next run does it).
+    if (result.stopped || (allowDeletes && counts.deletes > 0 && ctx.stop.aborted) || (ctx.stop.aborted && job.catalog.productSets.length > 0)) ctx.interrupted = true;
     summary.created = result.created;
     summary.updated = result.updated;
     summary.unchanged += result.unchanged;
     summary.deleted = result.deleted;
     if (result.warnings > 0) summary.warnings = result.warnings;
     noteUploadProblems(ctx, result);
-    if (!ctx.stop.aborted) await ensureProductSets(ctx, job);
+    if (!ctx.stop.aborted) await ensureProductSets(ctx, job, false);
     counters.phase = 'finishing';
   } finally {
     await scan.close();
   }
 }
 
-async function* serviceProducts(ctx: RunContext, job: CatalogJob): AsyncGenerator<{ id: string; productKey: string }[]> {
-  for await (const page of listProducts(ctx.client(), job.catalog.catalogId)) yield page.map((p) => ({ id: p.id, productKey: p.product_key }));
+/** Every product the service holds, item-group variants included. */
+async function* serviceProducts(ctx: RunContext, job: CatalogJob): AsyncGenerator<ServiceProduct[]> {
+  for await (const page of listAllProducts(ctx.client(), job.catalog.catalogId)) yield page.map((p) => ({ id: p.id, productKey: p.product_key }));
 }
 
 /** Products deleted by product_key; one whose key was never learned cannot be deleted. */
 async function* withKnownKeys(ctx: RunContext, pages: AsyncGenerator<{ id: string; productKey: string }[]>): AsyncGenerator<{ id: string; productKey: string }[]> {
   for await (const page of pages) {
     const known = page.filter((p) => p.productKey !== '');
-    if (known.length < page.length) ctx.note(`${page.length - known.length} products to delete have no known product_key; run with --full to relearn them`);
+    if (known.length < page.length) {
+      ctx.note(`${page.length - known.length} products gone from the feed were not deleted: the service never gave their product_key (${page.filter((p) => p.productKey === '').slice(0, 5).map((p) => p.id).join(', ')})`);
+    }
     yield known;
   }
 }
@@ -186,8 +214,8 @@ function deletesAllowed(ctx: RunContext, job: CatalogJob, products: number, dele
   return true;
 }
 
-/** Creates the job's product sets that do not exist yet. */
-async function ensureProductSets(ctx: RunContext, job: CatalogJob): Promise<void> {
+/** Creates the job's product sets that do not exist yet (a dry run only says which it would create). */
+async function ensureProductSets(ctx: RunContext, job: CatalogJob, dryRun: boolean): Promise<void> {
   const catalog = ctx.store.catalog(job.catalog.catalogId);
   for (const spec of job.catalog.productSets) {
     const known = await catalog.productSetId(spec.name);
@@ -199,11 +227,18 @@ async function ensureProductSets(ctx: RunContext, job: CatalogJob): Promise<void
         if (!(error instanceof NotFoundError)) throw error;
       }
     }
+    if (dryRun) {
+      ctx.note(`product set "${spec.name}" (${spec.type}) would be created`);
+      continue;
+    }
     let created;
     if (spec.type === 'MANUAL') {
       const keys = await catalog.productKeys(spec.productIds);
       const missing = spec.productIds.filter((id) => !keys.has(id));
-      if (missing.length > 0) ctx.note(`product set "${spec.name}": ${missing.length} product ids are not in the catalog (${missing.slice(0, 5).join(', ')})`);
+      if (missing.length > 0) {
+        const are = missing.length === 1 ? 'is' : 'are';
+        ctx.note(`product set "${spec.name}": ${missing.length} of its product ids ${are} not in the catalog (${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''})`);
+      }
       if (keys.size === 0) {
         ctx.fail(`product set "${spec.name}" was not created: none of its products are in the catalog`);
         continue;

@@ -132,11 +132,24 @@ export interface AudienceState {
 
 export interface ScannedProduct {
   id: string;
+  /** Item (or data row) number in the feed. */
   row: number;
+  /** Line of the feed where the item starts, for the rejects file (0 when unknown). */
+  line?: number | undefined;
   contentHash: string;
   /** The product as sent, serialized JSON. */
   payload: string;
 }
+
+/** An occurrence of an id whose item was rejected: the id is in the feed, but not sent. */
+export interface RejectedOccurrence {
+  id: string;
+  row: number;
+  rejected: true;
+}
+
+/** One occurrence of an id in the feed, valid or rejected. */
+export type ScannedOccurrence = ScannedProduct | RejectedOccurrence;
 
 export interface CatalogPlanCounts {
   /** Valid products in the feed (after duplicates). */
@@ -145,11 +158,12 @@ export interface CatalogPlanCounts {
   updates: number;
   unchanged: number;
   deletes: number;
-  /** Products in the saved state before this run. */
+  /** Products in the saved state before this run (or in the service, see CatalogScan.compareWith). */
   known: number;
 }
 
 export interface ProductToSend extends ScannedProduct {
+  line: number;
   /** True when the product is not in the saved state. */
   isNew: boolean;
 }
@@ -159,16 +173,28 @@ export interface ProductToDelete {
   productKey: string;
 }
 
+/** A product as the service lists it (GET products): for rebuilding lost state. */
+export interface ServiceProduct {
+  id: string;
+  productKey: string;
+}
+
 export interface CatalogScan {
-  /** Adds valid products; a later occurrence of an id replaces the earlier one (valid or not). */
-  add(batch: readonly ScannedProduct[]): Promise<void>;
   /**
-   * Records ids present in the feed but invalid: they are not sent and never deleted by a
-   * mirror run. A later occurrence replaces an earlier one.
+   * Adds the occurrences of ids, in feed order: a later occurrence of an id replaces the
+   * earlier one, valid or not. A rejected occurrence is not sent and its id is never deleted
+   * by a mirror run.
    */
+  add(batch: readonly ScannedOccurrence[]): Promise<void>;
+  /** add() of rejected occurrences of these ids. */
   keep(ids: readonly string[]): Promise<void>;
   /** Occurrences that a later occurrence of the same id replaced. */
   duplicates(): Promise<number>;
+  /**
+   * Plans against these products (what the service holds) instead of the saved state, which
+   * is left untouched: for a dry run when the saved state is empty. Returns their number.
+   */
+  compareWith(products: AsyncIterable<readonly ServiceProduct[]>): Promise<number>;
   counts(options: { mirror: boolean; full: boolean }): Promise<CatalogPlanCounts>;
   /** Products to create or update, in feed order. */
   upserts(options: { full: boolean }, batchSize: number): AsyncGenerator<ProductToSend[]>;
@@ -183,7 +209,7 @@ export interface CatalogState {
   commitUpserts(products: readonly { id: string; contentHash: string | null; productKey: string | null }[], sentAt: number): Promise<void>;
   commitDeletes(ids: readonly string[]): Promise<void>;
   /** Replaces the saved state with what the service holds (content unknown): used when the state was empty or lost. */
-  rebuild(products: AsyncIterable<readonly { id: string; productKey: string }[]>): Promise<number>;
+  rebuild(products: AsyncIterable<readonly ServiceProduct[]>): Promise<number>;
   /** Product keys of the given ids, for manual product sets. */
   productKeys(ids: readonly string[]): Promise<Map<string, string>>;
   productSetId(name: string): Promise<string | undefined>;

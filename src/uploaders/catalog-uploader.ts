@@ -4,21 +4,31 @@
  * product gets an outcome: created, updated, unchanged (NO_CHANGE), rejected by the
  * service (ERROR, with its errors), or failed (the request could not be delivered).
  * Acknowledged products are handed to `onAcknowledged` (committed to the state store) as
- * each request completes.
+ * each request completes. A product whose delete the service answers "not found" is already
+ * gone from the catalog (deleted outside adsync): it is handed to `onDeleted` and counted
+ * apart; any other delete failure is reported and the product stays in the state.
  */
 import type { AdsApiClient } from '../api/client.js';
 import { AuthError, ForbiddenError, NotFoundError } from '../api/errors.js';
-import { deleteProducts, describeServiceMessage, putProducts, type ProductResult } from '../api/resources/catalogs.js';
+import { deleteProducts, describeServiceMessage, putProducts, serviceMessageParts, type ProductResult } from '../api/resources/catalogs.js';
 import { toAdsyncError, type AdsyncError } from '../errors.js';
 import type { ProductToDelete, ProductToSend } from '../state/store.js';
 import { sendInBatches } from './bounded-dispatch.js';
 
 export const MAX_PRODUCTS_PER_REQUEST = 25;
 export const MAX_KEYS_PER_DELETE = 100;
+/** A delete failure that says the product_key is unknown to the catalog. */
+const NOT_FOUND = /\bnot (?:be )?found\b|\bdoes not exist\b|\bunknown product/i;
+
+/** One error the service gave for a product: the attribute it names ('' for none) and its code and message. */
+export interface ServiceProblem {
+  parameter: string;
+  text: string;
+}
 
 export type ProductOutcome =
   | { kind: 'created' | 'updated' | 'unchanged'; product: ProductToSend; productKey: string | null; warnings: string[] }
-  | { kind: 'rejected'; product: ProductToSend; errors: string[] };
+  | { kind: 'rejected'; product: ProductToSend; errors: ServiceProblem[] };
 
 export interface CatalogUploadResult {
   created: number;
@@ -28,6 +38,8 @@ export interface CatalogUploadResult {
   failed: number;
   warnings: number;
   deleted: number;
+  /** Products to delete that the service did not find: already gone from the catalog. */
+  alreadyGone: number;
   deleteFailures: { id: string; productKey: string; message: string }[];
   fatal: AdsyncError | undefined;
   stopped: boolean;
@@ -44,7 +56,7 @@ export interface CatalogUploadOptions {
 }
 
 export function emptyCatalogResult(): CatalogUploadResult {
-  return { created: 0, updated: 0, unchanged: 0, rejected: 0, failed: 0, warnings: 0, deleted: 0, deleteFailures: [], fatal: undefined, stopped: false };
+  return { created: 0, updated: 0, unchanged: 0, rejected: 0, failed: 0, warnings: 0, deleted: 0, alreadyGone: 0, deleteFailures: [], fatal: undefined, stopped: false };
 }
 
 function isFatal(error: AdsyncError): boolean {
@@ -52,7 +64,7 @@ function isFatal(error: AdsyncError): boolean {
 }
 
 function outcomeOf(product: ProductToSend, result: ProductResult | undefined): ProductOutcome {
-  if (!result) return { kind: 'rejected', product, errors: ['the service returned no result for this product'] };
+  if (!result) return { kind: 'rejected', product, errors: [{ parameter: '', text: 'the service returned no result for this product' }] };
   const warnings = (result.warnings ?? []).map(describeServiceMessage);
   switch (result.status) {
     case 'CREATE_SUCCESS':
@@ -62,7 +74,7 @@ function outcomeOf(product: ProductToSend, result: ProductResult | undefined): P
     case 'NO_CHANGE':
       return { kind: 'unchanged', product, productKey: result.product_key ?? null, warnings };
     default:
-      return { kind: 'rejected', product, errors: (result.errors ?? []).map(describeServiceMessage) };
+      return { kind: 'rejected', product, errors: (result.errors ?? []).map(serviceMessageParts) };
   }
 }
 
@@ -109,13 +121,25 @@ export async function removeProducts(pages: AsyncIterable<readonly ProductToDele
       const answers = await deleteProducts(options.client, options.catalogId, products.map((p) => p.productKey));
       const failed = new Map<string, string>();
       for (const a of answers) if (a.failed_product_key) failed.set(a.failed_product_key, a.message ?? 'not deleted');
-      const deleted = products.filter((p) => !failed.has(p.productKey));
+      // Gone from the catalog: deleted now, or already (not found). Either way the state forgets it.
+      const gone: string[] = [];
+      let deleted = 0;
+      let alreadyGone = 0;
       for (const p of products) {
         const message = failed.get(p.productKey);
-        if (message !== undefined) result.deleteFailures.push({ id: p.id, productKey: p.productKey, message });
+        if (message === undefined) {
+          gone.push(p.id);
+          deleted += 1;
+        } else if (NOT_FOUND.test(message)) {
+          gone.push(p.id);
+          alreadyGone += 1;
+        } else {
+          result.deleteFailures.push({ id: p.id, productKey: p.productKey, message });
+        }
       }
-      await options.onDeleted?.(deleted.map((p) => p.id));
-      result.deleted += deleted.length;
+      await options.onDeleted?.(gone);
+      result.deleted += deleted;
+      result.alreadyGone += alreadyGone;
     } catch (caught) {
       const error = toAdsyncError(caught);
       result.failed += products.length;

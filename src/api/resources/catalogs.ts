@@ -3,6 +3,7 @@
  * /12/product_catalogs/:product_catalog_id/products.
  */
 import { z } from 'zod';
+import { InternalError } from '../../errors.js';
 import type { AdsApiClient } from '../client.js';
 import { seg } from './path.js';
 
@@ -38,7 +39,7 @@ const deleteResultSchema = z.looseObject({
 export type DeleteResult = z.infer<typeof deleteResultSchema>;
 const deleteResponseSchema = z.looseObject({ delete_products: z.array(deleteResultSchema) });
 
-const productSchema = z.looseObject({ id: z.string(), product_key: z.string() });
+const productSchema = z.looseObject({ id: z.string(), product_key: z.string(), item_group_key: z.string().nullable().optional() });
 export type StoredProduct = z.infer<typeof productSchema>;
 
 const productSetSchema = z.looseObject({
@@ -49,10 +50,19 @@ const productSetSchema = z.looseObject({
 });
 export type ProductSet = z.infer<typeof productSetSchema>;
 
+export type ServiceMessage = z.infer<typeof serviceMessageSchema>;
+
 /** Renders a service error or warning item as one line. */
-export function describeServiceMessage(m: z.infer<typeof serviceMessageSchema>): string {
+export function describeServiceMessage(m: ServiceMessage): string {
   if (typeof m === 'string') return m;
   return [m.code, m.message, m.parameter ? `(${m.parameter})` : undefined].filter((p) => p !== undefined && p !== '').join(' ');
+}
+
+/** A service error or warning item split into the attribute it names ('' when none) and the rest. */
+export function serviceMessageParts(m: ServiceMessage): { parameter: string; text: string } {
+  if (typeof m === 'string') return { parameter: '', text: m };
+  const text = [m.code, m.message].filter((p) => p !== undefined && p !== '').join(' ');
+  return { parameter: m.parameter ?? '', text: text === '' ? 'no reason given' : text };
 }
 
 export async function listCatalogs(client: AdsApiClient): Promise<ProductCatalog[]> {
@@ -75,7 +85,7 @@ function productsPath(catalogId: string): string {
 /** Creates or updates at most 25 products; returns one result per product, in order. */
 export async function putProducts(client: AdsApiClient, catalogId: string, products: readonly ProductPayload[] | Buffer, count?: number): Promise<ProductResult[]> {
   const n = Buffer.isBuffer(products) ? (count ?? 0) : products.length;
-  if (n > MAX_PRODUCTS_PER_PUT) throw new RangeError(`at most ${MAX_PRODUCTS_PER_PUT} products per PUT, got ${n}`);
+  if (n > MAX_PRODUCTS_PER_PUT) throw new InternalError(`at most ${MAX_PRODUCTS_PER_PUT} products per PUT, got ${n}`);
   const env = await client.call(
     {
       method: 'PUT',
@@ -96,12 +106,39 @@ export async function deleteProducts(client: AdsApiClient, catalogId: string, pr
   return env.data;
 }
 
-/** Every product of the catalog, 100 per page (the first-submitted member of each item group). */
-export async function* listProducts(client: AdsApiClient, catalogId: string): AsyncGenerator<StoredProduct[]> {
+/**
+ * The products of the catalog, 100 per page. Without `itemGroupKey` the service lists only the
+ * first-submitted member of each item group; with it, every member of that group.
+ */
+export async function* listProducts(client: AdsApiClient, catalogId: string, itemGroupKey?: string): AsyncGenerator<StoredProduct[]> {
   yield* client.paginate(
-    { method: 'GET', path: productsPath(catalogId), query: { count: 100 }, family: 'catalog_read' },
+    { method: 'GET', path: productsPath(catalogId), query: { count: 100, item_group_key: itemGroupKey }, family: 'catalog_read' },
     (d) => z.array(productSchema).parse(d),
   );
+}
+
+/**
+ * Every product of the catalog, variants included: the plain list (which shows one member per
+ * item group), then the other members of each group seen, listed by item_group_key. Each
+ * product is yielded once. Memory: one entry per item group.
+ */
+export async function* listAllProducts(client: AdsApiClient, catalogId: string): AsyncGenerator<StoredProduct[]> {
+  /** item_group_key -> product_key of the member the plain list showed. */
+  const groups = new Map<string, string>();
+  for await (const page of listProducts(client, catalogId)) {
+    for (const p of page) {
+      if (p.item_group_key !== undefined && p.item_group_key !== null && p.item_group_key !== '' && !groups.has(p.item_group_key)) {
+        groups.set(p.item_group_key, p.product_key);
+      }
+    }
+    yield page;
+  }
+  for (const [groupKey, listedKey] of groups) {
+    for await (const page of listProducts(client, catalogId, groupKey)) {
+      const others = page.filter((p) => p.product_key !== listedKey);
+      if (others.length > 0) yield others;
+    }
+  }
 }
 
 export interface ProductSetFilter {
