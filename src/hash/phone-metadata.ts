@@ -16,6 +16,10 @@
  * valid; 'max' reports it as rejected instead. Its cost is a fraction of the per-row budget
  * (either clears the ~40k numbers/s DESIGN.md budgets for a 1M-row export), and its 157 kB of JSON are loaded
  * once per process, so accuracy wins.
+ *
+ * phone-fast-path.ts reads this same metadata (its compiled expressions cached per country)
+ * and gives libphonenumber-js's answer for common shapes about ten times faster; see
+ * test/hash/phone-fast-path.bench.ts.
  */
 import metadata from 'libphonenumber-js/max/metadata';
 
