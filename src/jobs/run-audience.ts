@@ -43,6 +43,7 @@ export async function scanExport(ctx: RunContext, job: AudienceJob, scan: Audien
     for (const r of batch.rejects) {
       if (r.row <= skipRows) continue;
       ctx.rejects.reject([{ row: r.row, line: r.line, field: '', reason: r.reason }]);
+      ctx.unreadableRow(r.row, r.line, r.reason);
     }
     const ids: ScannedIdentifier[] = [];
     for (const row of batch.rows) {
@@ -195,14 +196,22 @@ export async function runAudience(ctx: RunContext, job: AudienceJob): Promise<vo
 
 /** The guards against a destructive mirror. Records why removals were refused. */
 function removalsAllowed(ctx: RunContext, job: AudienceJob, removes: number, members: number, distinct: number): boolean {
-  if (removes === 0 || job.audience.mode !== 'mirror') return true;
+  if (job.audience.mode !== 'mirror') return true;
   const ratio = ctx.options.maxDeleteRatio ?? job.audience.maxRemoveRatio;
   const { summary } = ctx;
   const rejected = ctx.rejects.count;
   if (distinct === 0) {
-    ctx.fail(`the export has no valid identifier: a mirror run would remove all ${members} members; nothing was removed (check the file, or use mode: remove to empty the audience on purpose)`);
+    // An export without a single usable identifier is almost always a broken export: fail
+    // loudly even when there is nothing to remove yet.
+    ctx.fail(
+      members > 0
+        ? `the export has no valid identifier: a mirror run would remove all ${members} members; nothing was removed (check the file, or use mode: remove to empty the audience on purpose)`
+        : 'the export has no valid identifier; nothing was sent (check the file and the column names in audience.identifiers)',
+    );
     return false;
   }
+  if (removes === 0) return true;
+  if (!ctx.allowsDestructiveChanges('removals')) return false;
   if (summary.read > 0 && rejected / summary.read > job.maxRejectRatio) {
     ctx.note(`too many rejected rows to trust the export: ${removes} removals were not made`);
     return false;

@@ -37,7 +37,10 @@ export async function scanFeed(ctx: RunContext, job: CatalogJob, scan: CatalogSc
     let next = 0;
     const rejectUnreadableBefore = (row: number): void => {
       for (let r = unreadable[next]; r !== undefined && r.row < row; r = unreadable[++next]) {
-        if (r.row > skipRows) ctx.rejects.reject([{ row: r.row, line: r.line, field: '', reason: r.reason }]);
+        if (r.row > skipRows) {
+          ctx.rejects.reject([{ row: r.row, line: r.line, field: '', reason: r.reason }]);
+          ctx.unreadableRow(r.row, r.line, r.reason);
+        }
       }
     };
     const occurrences: ScannedOccurrence[] = [];
@@ -200,6 +203,7 @@ function deletesAllowed(ctx: RunContext, job: CatalogJob, products: number, dele
     return false;
   }
   if (deletes === 0) return true;
+  if (!ctx.allowsDestructiveChanges('deletes')) return false;
   const rejected = ctx.rejects.count;
   if (ctx.summary.read > 0 && rejected / ctx.summary.read > job.maxRejectRatio) {
     ctx.note(`too many rejected items to trust the feed: ${deletes} deletes were not made`);

@@ -46,6 +46,8 @@ export class RunContext {
   readonly failures: string[] = [];
   /** Set when the stop signal left work undone (the next run does it). */
   interrupted = false;
+  /** Rows or items the source could not read at all (their identifiers or ids are unknown). */
+  readonly unreadable = { count: 0, first: undefined as { row: number; line: number; reason: string } | undefined };
   readonly notes: string[] = [];
   private clientInstance: AdsApiClient | undefined;
 
@@ -84,6 +86,25 @@ export class RunContext {
   /** Marks the run failed for this reason (the run goes on unless the caller stops). */
   fail(reason: string): void {
     this.failures.push(reason);
+  }
+
+  /** Counts a row or item the source could not read. */
+  unreadableRow(row: number, line: number, reason: string): void {
+    this.unreadable.count += 1;
+    this.unreadable.first ??= { row, line, reason };
+  }
+
+  /**
+   * Mirror runs make no removal or delete when some rows could not be read: such a row may
+   * hold a member or product that is still current. Returns false (and fails the run) then.
+   */
+  allowsDestructiveChanges(what: string): boolean {
+    const u = this.unreadable;
+    if (u.count === 0 || !u.first) return true;
+    this.fail(
+      `${u.count} ${u.count === 1 ? 'row' : 'rows'} of the source could not be read (first: row ${u.first.row}, line ${u.first.line}: ${u.first.reason}); such a row may hold one that is still current, so no ${what} were made. Fix those rows (see the rejects file) and run again`,
+    );
+    return false;
   }
 
   note(text: string): void {

@@ -264,7 +264,7 @@ export class CsvRowCollector {
       return;
     }
     if (values.length !== this.columnCount) {
-      this.rejects.push({ row, line, reason: `row has ${values.length} fields, header has ${this.columnCount}` });
+      this.rejects.push({ row, line, reason: `row has ${values.length} ${values.length === 1 ? 'field' : 'fields'}, header has ${this.columnCount}` });
       return;
     }
     if (this.checkValuesForBadBytes && includesInAny(values, REPLACEMENT_CHARACTER)) {
