@@ -11,9 +11,9 @@
 import type { AdsApiClient } from '../api/client.js';
 import { AuthError, ForbiddenError, NotFoundError } from '../api/errors.js';
 import { deleteProducts, describeServiceMessage, putProducts, serviceMessageParts, type ProductResult } from '../api/resources/catalogs.js';
-import { toAdsyncError, type AdsyncError } from '../errors.js';
+import { InternalError, toAdsyncError, type AdsyncError } from '../errors.js';
 import type { ProductToDelete, ProductToSend } from '../state/store.js';
-import { sendInBatches } from './bounded-dispatch.js';
+import { BoundedDispatch, sendInBatches } from './bounded-dispatch.js';
 
 export const MAX_PRODUCTS_PER_REQUEST = 25;
 export const MAX_KEYS_PER_DELETE = 100;
@@ -50,9 +50,12 @@ export interface CatalogUploadOptions {
   catalogId: string;
   concurrency: number;
   stop?: AbortSignal | undefined;
-  onAcknowledged: (outcomes: ProductOutcome[]) => Promise<void>;
+  /** `seq` is the request's 1-based order among the upserts. */
+  onAcknowledged: (outcomes: ProductOutcome[], seq: number) => Promise<void>;
   onDeleted?: (ids: string[]) => Promise<void>;
   onFailed?: (count: number, error: AdsyncError) => void;
+  /** Called when upsert request `seq` has ended, acknowledged or not. */
+  onSettled?: (seq: number) => void;
 }
 
 export function emptyCatalogResult(): CatalogUploadResult {
@@ -83,8 +86,16 @@ export function productsBody(products: readonly ProductToSend[]): Buffer {
   return Buffer.from(`{"products":[${products.map((p) => p.payload).join(',')}]}`);
 }
 
-export async function upsertProducts(pages: AsyncIterable<readonly ProductToSend[]>, options: CatalogUploadOptions, result = emptyCatalogResult()): Promise<CatalogUploadResult> {
-  const send = async (products: ProductToSend[]): Promise<void> => {
+/**
+ * Sends each batch of `batches` as one PUT (at most 25 products, distinct ids: the caller
+ * forms them), `concurrency` at a time, in order of the batches.
+ */
+export async function upsertProductBatches(
+  batches: AsyncIterable<readonly ProductToSend[]>,
+  options: CatalogUploadOptions,
+  result = emptyCatalogResult(),
+): Promise<CatalogUploadResult> {
+  const send = async (products: readonly ProductToSend[], seq: number): Promise<void> => {
     if (result.fatal) return;
     try {
       const results = await putProducts(options.client, options.catalogId, productsBody(products), products.length);
@@ -94,7 +105,7 @@ export async function upsertProducts(pages: AsyncIterable<readonly ProductToSend
         const matched = r && (r.id === undefined || r.id === null || r.id === p.id) ? r : results.find((x) => x.id === p.id);
         return outcomeOf(p, matched);
       });
-      await options.onAcknowledged(outcomes);
+      await options.onAcknowledged(outcomes, seq);
       for (const o of outcomes) {
         if (o.kind === 'rejected') result.rejected += 1;
         else {
@@ -107,11 +118,47 @@ export async function upsertProducts(pages: AsyncIterable<readonly ProductToSend
       result.failed += products.length;
       options.onFailed?.(products.length, error);
       if (isFatal(error) && !result.fatal) result.fatal = error;
+    } finally {
+      options.onSettled?.(seq);
     }
   };
-  const { stopped } = await sendInBatches(pages, MAX_PRODUCTS_PER_REQUEST, options.concurrency, send, () => result.fatal !== undefined, options.stop);
-  result.stopped ||= stopped;
+  const dispatcher = new BoundedDispatch(options.concurrency, options.stop);
+  let seq = 0;
+  try {
+    for await (const batch of batches) {
+      if (result.fatal) break;
+      if (batch.length === 0) continue;
+      if (batch.length > MAX_PRODUCTS_PER_REQUEST) throw new InternalError(`a batch of ${batch.length} products is more than ${MAX_PRODUCTS_PER_REQUEST}`);
+      seq += 1;
+      const batchSeq = seq;
+      if (!(await dispatcher.submit(() => send(batch, batchSeq)))) {
+        result.stopped = true;
+        break;
+      }
+    }
+  } finally {
+    await dispatcher.drain();
+  }
   return result;
+}
+
+/** Cuts pages of products (distinct ids, as a scan yields them) into PUTs of 25. */
+async function* requestsOf(pages: AsyncIterable<readonly ProductToSend[]>): AsyncGenerator<ProductToSend[]> {
+  let batch: ProductToSend[] = [];
+  for await (const page of pages) {
+    for (const p of page) {
+      batch.push(p);
+      if (batch.length === MAX_PRODUCTS_PER_REQUEST) {
+        yield batch;
+        batch = [];
+      }
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+export async function upsertProducts(pages: AsyncIterable<readonly ProductToSend[]>, options: CatalogUploadOptions, result = emptyCatalogResult()): Promise<CatalogUploadResult> {
+  return upsertProductBatches(requestsOf(pages), options, result);
 }
 
 export async function removeProducts(pages: AsyncIterable<readonly ProductToDelete[]>, options: CatalogUploadOptions, result = emptyCatalogResult()): Promise<CatalogUploadResult> {
