@@ -5,17 +5,17 @@
  * killed at any point resumes from the last acknowledged batch and ends the same.
  */
 import { readCsvSource } from '../sources/index.js';
+import { IdentifierList } from '../state/identifier-list.js';
 import { AudienceRowMapper } from '../transform/audience-records.js';
-import type { AudienceUser } from '../uploaders/audience-batch-builder.js';
 import { backfillStart } from './backfill-checkpoint.js';
 import { BackfillWatermark } from './backfill-watermark.js';
 import { audienceKey, type AudienceJob } from './job.js';
 import type { RunContext } from './run-context.js';
-import { sendUsersWith } from './run-audience.js';
+import { sendIdentifiers } from './run-audience.js';
 
-function lastRowOf(operations: readonly (readonly AudienceUser[])[]): number {
+function lastRowOf(ids: IdentifierList): number {
   let last = 0;
-  for (const op of operations) for (const u of op) if (u.row > last) last = u.row;
+  for (let i = 0; i < ids.length; i++) last = Math.max(last, ids.row(i));
   return last;
 }
 
@@ -30,9 +30,9 @@ export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promi
   const watermark = new BackfillWatermark(startRow);
   let lastRowRead = startRow;
 
-  async function* users(): AsyncGenerator<AudienceUser[]> {
+  async function* identifiers(): AsyncGenerator<IdentifierList> {
     for await (const batch of reader.batches) {
-      const page: AudienceUser[] = [];
+      const page = new IdentifierList(batch.rows.length * 4);
       for (const r of batch.rejects) {
         if (r.row <= startRow) continue;
         ctx.rejects.reject([{ row: r.row, line: r.line, field: '', reason: r.reason }]);
@@ -43,10 +43,9 @@ export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promi
         if (row.row <= startRow) continue;
         summary.read += 1;
         lastRowRead = Math.max(lastRowRead, row.row);
-        const result = mapper.map(row);
+        const result = mapper.mapInto(row, page);
         if (result.ok) {
           summary.valid += 1;
-          page.push(result.user);
         } else {
           ctx.rejects.reject(
             result.problems.length > 0
@@ -62,10 +61,11 @@ export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promi
   }
 
   const removing = job.audience.mode === 'remove';
-  const result = await sendUsersWith(ctx, job, users(), removing ? 'Delete' : 'Update', {
-    onBuilt: (seq, batch) => watermark.dispatched(seq, lastRowOf(batch.operations)),
-    onAck: async (ids, _users, seq) => {
-      await state.commit({ added: removing ? [] : ids, removed: removing ? ids : [], sentAt: Date.now(), mode: job.audience.mode });
+  // Rows in file order: each row's identifiers travel as one user record.
+  const result = await sendIdentifiers(ctx, job, identifiers(), removing ? 'Delete' : 'Update', 'row', {
+    onBuilt: (seq, batch) => watermark.dispatched(seq, lastRowOf(batch.ids)),
+    onAck: async (ids, seq) => {
+      await state.commit(removing ? { removed: ids, sentAt: Date.now(), mode: job.audience.mode } : { added: ids, sentAt: Date.now(), mode: job.audience.mode });
       if (removing) summary.removed += ids.length;
       else summary.added += ids.length;
       if (watermark.acknowledged(seq)) await checkpoint(watermark.rowsDone);

@@ -11,10 +11,11 @@
 import type { AudienceTarget } from '../api/resources/audiences.js';
 import type { IdentifierType } from '../hash/types.js';
 import { readCsvSource } from '../sources/index.js';
-import type { AudiencePlanOptions, AudienceScan, IdentifierRef, ScannedIdentifier } from '../state/store.js';
+import { IdentifierList } from '../state/identifier-list.js';
+import type { AudiencePlanOptions, AudienceScan } from '../state/store.js';
 import { AudienceRowMapper } from '../transform/audience-records.js';
-import type { AudienceUser, BuiltBatch } from '../uploaders/audience-batch-builder.js';
-import { uploadAudienceUsers, type AudienceUploadResult } from '../uploaders/audience-uploader.js';
+import type { BuiltBatch } from '../uploaders/audience-batch-builder.js';
+import { uploadAudienceUsers, type AudienceUploadResult, type RefusedIdentifier, type UserGrouping } from '../uploaders/audience-uploader.js';
 import { audienceKey, type AudienceJob } from './job.js';
 import type { RunContext } from './run-context.js';
 
@@ -45,14 +46,13 @@ export async function scanExport(ctx: RunContext, job: AudienceJob, scan: Audien
       ctx.rejects.reject([{ row: r.row, line: r.line, field: '', reason: r.reason }]);
       ctx.unreadableRow(r.row, r.line, r.reason);
     }
-    const ids: ScannedIdentifier[] = [];
+    const ids = new IdentifierList(batch.rows.length * 4);
     for (const row of batch.rows) {
       if (row.row <= skipRows) continue;
-      const result = mapper.map(row);
+      const result = mapper.mapInto(row, ids);
       for (const p of result.ok ? result.invalid : result.problems) invalid[p.field] = (invalid[p.field] ?? 0) + 1;
       if (result.ok) {
         summary.valid += 1;
-        for (const id of result.user.identifiers) ids.push({ field: id.field, value: id.value, row: row.row });
       } else {
         ctx.rejects.reject(
           result.problems.length > 0
@@ -70,75 +70,57 @@ export async function scanExport(ctx: RunContext, job: AudienceJob, scan: Audien
   return { occurrences, invalid };
 }
 
-/** Groups consecutive identifiers of the same export row into one user record. */
-async function* usersByRow(pages: AsyncGenerator<ScannedIdentifier[]>): AsyncGenerator<AudienceUser[]> {
-  for await (const page of pages) {
-    const users: AudienceUser[] = [];
-    let current: AudienceUser | undefined;
-    for (const id of page) {
-      if (!current || current.row !== id.row) {
-        current = { row: id.row, identifiers: [] };
-        users.push(current);
-      }
-      current.identifiers.push({ field: id.field, value: id.value });
-    }
-    yield users;
+/** Writes the identifiers the service refused to the rejects file, one reject per row. */
+function rejectRefused(ctx: RunContext, refused: readonly RefusedIdentifier[], reason: string): void {
+  for (let i = 0; i < refused.length; ) {
+    const row = refused[i]?.row ?? 0;
+    const entries = [];
+    for (; i < refused.length && refused[i]?.row === row; i++) entries.push({ row, line: 0, field: refused[i]?.field ?? '', reason });
+    ctx.rejects.reject(entries);
   }
 }
 
-/** One user record per identifier (removals have no row to group by). */
-async function* usersOneEach(pages: AsyncGenerator<IdentifierRef[]>): AsyncGenerator<AudienceUser[]> {
-  for await (const page of pages) yield page.map((id) => ({ row: 0, identifiers: [id] }));
-}
-
 export interface SendHooks {
-  onAck: (identifiers: IdentifierRef[], users: AudienceUser[], seq: number) => Promise<void>;
+  /** Commits an acknowledged batch (its identifiers, in body order). */
+  onAck: (identifiers: IdentifierList, seq: number) => Promise<void>;
   onBuilt?: (seq: number, batch: BuiltBatch) => void;
 }
 
-export async function sendUsers(
+/**
+ * Uploads identifiers, commits each acknowledged batch through `hooks.onAck`, records failures
+ * on the run. A run's plan comes in (field, value) order, which is what keeps the state's
+ * B-trees fast, so it sends one user record per identifier (grouping a row's identifiers
+ * would need row order, and saves only ~2 bytes of 75 per identifier); a backfill reads rows
+ * in order and sends each row's identifiers as one user record.
+ */
+export async function sendIdentifiers(
   ctx: RunContext,
   job: AudienceJob,
-  users: AsyncIterable<AudienceUser[]>,
+  lists: AsyncIterable<IdentifierList>,
   operation: 'Update' | 'Delete',
-  onAck: (identifiers: IdentifierRef[], users: AudienceUser[]) => Promise<void>,
-): Promise<AudienceUploadResult> {
-  return sendUsersWith(ctx, job, users, operation, { onAck });
-}
-
-/** Uploads users, commits each acknowledged batch through `hooks.onAck`, records failures on the run. */
-export async function sendUsersWith(
-  ctx: RunContext,
-  job: AudienceJob,
-  users: AsyncIterable<AudienceUser[]>,
-  operation: 'Update' | 'Delete',
+  grouping: UserGrouping,
   hooks: SendHooks,
 ): Promise<AudienceUploadResult> {
   const extraParams =
     job.kind === 'do_not_reach' ? { expires_at: new Date(Date.now() + DO_NOT_REACH_EXPIRY_DAYS * DAY_MS).toISOString().replace(/\.\d+Z$/, 'Z') } : undefined;
   let failureNoted = false;
-  const result = await uploadAudienceUsers(users, {
+  const result = await uploadAudienceUsers(lists, {
     client: ctx.client(),
     target: audienceTarget(job),
     builder: { operationType: operation, ...(extraParams ? { extraParams } : {}) },
+    grouping,
     concurrency: job.concurrency,
     stop: ctx.stop,
     ...(hooks.onBuilt ? { onBuilt: hooks.onBuilt } : {}),
     onAcknowledged: async ({ seq, batch }) => {
-      const acked = batch.operations.flat();
-      const ids = acked.flatMap((u) => u.identifiers);
-      await hooks.onAck(ids, acked, seq);
-      ctx.counters.sent += ids.length;
+      await hooks.onAck(batch.ids, seq);
+      ctx.counters.sent += batch.ids.length;
     },
-    onRejected: (rejected, reason) => {
-      for (const u of rejected) {
-        ctx.rejects.reject(u.identifiers.map((id) => ({ row: u.row, line: 0, field: id.field, reason })));
-      }
-    },
-    onFailed: (failed, error) => {
+    onRejected: (refused, reason) => rejectRefused(ctx, refused, reason),
+    onFailed: (users, error) => {
       if (!failureNoted) {
         failureNoted = true;
-        ctx.logger.error({ error: error.message, users: failed.length }, 'a batch could not be delivered');
+        ctx.logger.error({ error: error.message, users }, 'a batch could not be delivered');
       }
     },
   });
@@ -176,16 +158,20 @@ export async function runAudience(ctx: RunContext, job: AudienceJob): Promise<vo
     counters.phase = 'uploading';
     counters.toSend = counts.adds + (allowRemoves ? counts.removes : 0);
     if (counts.adds > 0) {
-      await sendUsers(ctx, job, usersByRow(scan.adds(plan, PLAN_PAGE)), 'Update', async (ids) => {
-        await state.commit({ added: ids, removed: [], sentAt: Date.now(), mode: job.audience.mode });
-        summary.added += ids.length;
+      await sendIdentifiers(ctx, job, scan.adds(plan, PLAN_PAGE), 'Update', 'identifier', {
+        onAck: async (ids) => {
+          await state.commit({ added: ids, sentAt: Date.now(), mode: job.audience.mode });
+          summary.added += ids.length;
+        },
       });
     }
     if (allowRemoves && counts.removes > 0 && ctx.stop.aborted) ctx.interrupted = true;
     if (allowRemoves && counts.removes > 0 && !ctx.stop.aborted) {
-      await sendUsers(ctx, job, usersOneEach(scan.removes(plan, PLAN_PAGE)), 'Delete', async (ids) => {
-        await state.commit({ added: [], removed: ids, sentAt: Date.now(), mode: job.audience.mode });
-        summary.removed += ids.length;
+      await sendIdentifiers(ctx, job, scan.removes(plan, PLAN_PAGE), 'Delete', 'identifier', {
+        onAck: async (ids) => {
+          await state.commit({ removed: ids, sentAt: Date.now(), mode: job.audience.mode });
+          summary.removed += ids.length;
+        },
       });
     }
     counters.phase = 'finishing';

@@ -88,6 +88,9 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
 
   let fatal: AdsyncError | undefined;
   try {
+    // Credentials are checked before the source is read: a missing variable should not cost
+    // a pass over a ten-million-row export first.
+    if (!options.dryRun) ctx.client();
     if (options.command === 'backfill') {
       if (job.kind === 'catalog') await backfillCatalog(ctx, job);
       else await backfillAudience(ctx, job);

@@ -7,6 +7,7 @@
  * SHA-256 hashes, and partner_user_id values, which are sent unhashed by design).
  */
 import type { IdentifierType } from '../hash/types.js';
+import type { IdentifierList } from './identifier-list.js';
 
 export type RunKind = 'custom_audience' | 'do_not_reach' | 'catalog';
 export type RunStatus = 'running' | 'success' | 'failed' | 'interrupted';
@@ -72,17 +73,6 @@ export interface Checkpoints {
   clear(job: string): Promise<void>;
 }
 
-/** Field codes used in storage; the order of IDENTIFIER_TYPES. */
-export interface IdentifierRef {
-  field: IdentifierType;
-  /** 64 lowercase hex, or the raw partner_user_id. */
-  value: string;
-}
-
-/** An identifier of the current export, with the data row it first appeared in. */
-export interface ScannedIdentifier extends IdentifierRef {
-  row: number;
-}
 
 export type AudienceMode = 'mirror' | 'add' | 'remove';
 
@@ -102,14 +92,19 @@ export interface AudiencePlanCounts {
  * plan is read as streams of adds and removes.
  */
 export interface AudienceScan {
-  add(batch: readonly ScannedIdentifier[]): Promise<void>;
+  /** Adds the export's identifiers (with the row each came from). */
+  add(batch: IdentifierList): Promise<void>;
   /** Distinct identifiers collected so far. */
   size(): Promise<number>;
   counts(options: AudiencePlanOptions): Promise<AudiencePlanCounts>;
-  /** Additions in export row order, `batchSize` at a time. */
-  adds(options: AudiencePlanOptions, batchSize: number): AsyncGenerator<ScannedIdentifier[]>;
-  /** Removals, `batchSize` at a time. */
-  removes(options: AudiencePlanOptions, batchSize: number): AsyncGenerator<IdentifierRef[]>;
+  /**
+   * Additions, `batchSize` at a time, in (field, value) order: each batch is a contiguous key
+   * range, so committing it touches the members table in order. `row` is the first export
+   * row the identifier appeared in.
+   */
+  adds(options: AudiencePlanOptions, batchSize: number): AsyncGenerator<IdentifierList>;
+  /** Removals, `batchSize` at a time, in (field, value) order (row 0). */
+  removes(options: AudiencePlanOptions, batchSize: number): AsyncGenerator<IdentifierList>;
   close(): Promise<void>;
 }
 
@@ -124,7 +119,7 @@ export interface AudiencePlanOptions {
 export interface AudienceState {
   scan(): Promise<AudienceScan>;
   /** Records an acknowledged chunk: the adds are members (sent now), the removes are not. */
-  commit(chunk: { added: readonly IdentifierRef[]; removed: readonly IdentifierRef[]; sentAt: number; mode: AudienceMode }): Promise<void>;
+  commit(chunk: { added?: IdentifierList | undefined; removed?: IdentifierList | undefined; sentAt: number; mode: AudienceMode }): Promise<void>;
   memberCount(): Promise<number>;
   /** Per-field member counts. */
   memberCounts(): Promise<Partial<Record<IdentifierType, number>>>;

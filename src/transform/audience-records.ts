@@ -1,13 +1,14 @@
 /**
- * Turns CRM export rows into audience user records: each configured identifier column is
- * normalized and hashed (src/hash); a row is kept when at least one identifier is valid,
- * each invalid one is dropped and counted; a row with none becomes a reject.
+ * Turns CRM export rows into audience identifiers: each configured identifier column is
+ * normalized and hashed (src/hash) and appended to an IdentifierList; a row is kept when at
+ * least one identifier is valid, each invalid one is dropped and counted; a row with none
+ * becomes a reject.
  */
 import { ConfigError } from '../errors.js';
 import { hashIdentifier } from '../hash/index.js';
 import type { IdentifierType } from '../hash/types.js';
 import type { CsvRow } from '../sources/types.js';
-import type { AudienceUser } from '../uploaders/audience-batch-builder.js';
+import { FIELD_CODES, type IdentifierList } from '../state/identifier-list.js';
 
 export interface AudienceColumnsSpec {
   /** Identifier type -> source column name. */
@@ -22,8 +23,10 @@ export interface IdentifierProblem {
 }
 
 export type AudienceRowResult =
-  | { ok: true; user: AudienceUser; invalid: IdentifierProblem[] }
-  | { ok: false; row: number; line: number; problems: IdentifierProblem[]; reason: string };
+  | { ok: true; added: number; invalid: IdentifierProblem[] }
+  | { ok: false; problems: IdentifierProblem[]; reason: string };
+
+const NO_PROBLEMS: IdentifierProblem[] = [];
 
 /** Finds a column by exact name, then ignoring case and surrounding spaces. */
 function findColumn(header: readonly string[], name: string): number {
@@ -34,7 +37,8 @@ function findColumn(header: readonly string[], name: string): number {
 }
 
 export class AudienceRowMapper {
-  private readonly columns: { field: IdentifierType; index: number }[];
+  /** In field-code order, so that a row's identifiers come out grouped as one user record expects. */
+  private readonly columns: { field: IdentifierType; code: number; index: number }[];
   private readonly countryIndex: number;
 
   /** Resolves the job's column names against the export's header; names every missing one. */
@@ -48,8 +52,9 @@ export class AudienceRowMapper {
     for (const [field, column] of Object.entries(spec.identifiers) as [IdentifierType, string][]) {
       const index = findColumn(header, column);
       if (index < 0) missing.push(`${field} -> "${column}"`);
-      else this.columns.push({ field, index });
+      else this.columns.push({ field, code: FIELD_CODES[field], index });
     }
+    this.columns.sort((a, b) => a.code - b.code);
     this.countryIndex = spec.countryColumn === undefined ? -1 : findColumn(header, spec.countryColumn);
     if (spec.countryColumn !== undefined && this.countryIndex < 0) missing.push(`country_column -> "${spec.countryColumn}"`);
     if (missing.length > 0) {
@@ -65,23 +70,27 @@ export class AudienceRowMapper {
     return this.columns.find((c) => c.field === field)?.index ?? -1;
   }
 
-  map(row: CsvRow): AudienceRowResult {
-    const identifiers: AudienceUser['identifiers'] = [];
-    const invalid: IdentifierProblem[] = [];
+  /** Appends the row's valid identifiers to `into` (tagged with the row number). */
+  mapInto(row: CsvRow, into: IdentifierList): AudienceRowResult {
+    let invalid = NO_PROBLEMS;
+    let added = 0;
     const countryCell = this.countryIndex >= 0 ? row.values[this.countryIndex]?.trim() : undefined;
     const ctx = { country: countryCell === '' ? undefined : countryCell, defaultCountry: this.spec.defaultCountry };
-    for (const { field, index } of this.columns) {
+    for (const { field, code, index } of this.columns) {
       const raw = row.values[index];
       if (raw === undefined || raw.trim() === '') continue;
       const result = hashIdentifier(field, raw, ctx);
-      if (result.ok) identifiers.push({ field, value: result.value });
-      else invalid.push({ field, reason: result.reason });
+      if (result.ok) {
+        into.pushText(code, result.value, row.row);
+        added += 1;
+      } else {
+        if (invalid === NO_PROBLEMS) invalid = [];
+        invalid.push({ field, reason: result.reason });
+      }
     }
-    if (identifiers.length > 0) return { ok: true, user: { row: row.row, identifiers }, invalid };
+    if (added > 0) return { ok: true, added, invalid };
     return {
       ok: false,
-      row: row.row,
-      line: row.line,
       problems: invalid,
       reason: invalid.length === 0 ? 'no identifier values in the row' : invalid.map((p) => `${p.field}: ${p.reason}`).join('; '),
     };

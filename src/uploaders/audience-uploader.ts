@@ -10,14 +10,17 @@
  *   service's reason and the rest of the batch is sent again.
  * - Authentication, permission and not-found errors stop the upload at once; so does a
  *   retryable error that outlived its retries (the service is down: the next run repairs).
- * - Stopping (the signal) lets the batches in flight finish, then returns.
+ * - Stopping (the signal) lets the batches in flight finish; a batch built but not started
+ *   is not sent.
  */
 import type { AdsApiClient } from '../api/client.js';
 import { ApiValidationError, AuthError, ForbiddenError, NotFoundError, type OperationErrorItem } from '../api/errors.js';
 import { postAudienceUsers, type AudienceTarget } from '../api/resources/audiences.js';
 import { toAdsyncError, type AdsyncError } from '../errors.js';
+import type { IdentifierType } from '../hash/types.js';
+import type { IdentifierList } from '../state/identifier-list.js';
+import { AudienceBatchBuilder, operationRange, userRange, type BatchBuilderOptions, type BuiltBatch } from './audience-batch-builder.js';
 import { BoundedDispatch } from './bounded-dispatch.js';
-import { AudienceBatchBuilder, type AudienceUser, type BatchBuilderOptions, type BuiltBatch } from './audience-batch-builder.js';
 
 export interface AcknowledgedBatch {
   /** 1-based order in which the batch was built. */
@@ -25,17 +28,29 @@ export interface AcknowledgedBatch {
   batch: BuiltBatch;
 }
 
+/** One identifier the service refused, for the rejects file. */
+export interface RefusedIdentifier {
+  row: number;
+  field: IdentifierType;
+}
+
+/**
+ * How identifiers become user records: `identifier` makes one user of each; `row` makes one
+ * user of each run of consecutive identifiers from the same source row.
+ */
+export type UserGrouping = 'identifier' | 'row';
+
 export interface AudienceUploadOptions {
   client: AdsApiClient;
   target: AudienceTarget;
   builder: BatchBuilderOptions;
+  grouping: UserGrouping;
   concurrency: number;
   /** Stops building new batches; the ones in flight finish. */
   stop?: AbortSignal | undefined;
   onAcknowledged: (ack: AcknowledgedBatch) => Promise<void>;
-  onRejected: (users: readonly AudienceUser[], reason: string) => void;
-  onFailed?: (users: readonly AudienceUser[], error: AdsyncError) => void;
-  onRequest?: (batch: BuiltBatch) => void;
+  onRejected: (identifiers: readonly RefusedIdentifier[], reason: string) => void;
+  onFailed?: (users: number, error: AdsyncError) => void;
   /** Called when batch `seq` is built, before it is sent (backfills track their resume point). */
   onBuilt?: (seq: number, batch: BuiltBatch) => void;
 }
@@ -60,7 +75,7 @@ function describeOperationErrors(items: OperationErrorItem['errors']): string {
   return items.map((e) => [e.code, e.message, e.parameter ? `(${e.parameter})` : ''].filter(Boolean).join(' ')).join('; ');
 }
 
-export async function uploadAudienceUsers(users: AsyncIterable<readonly AudienceUser[]>, options: AudienceUploadOptions): Promise<AudienceUploadResult> {
+export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, options: AudienceUploadOptions): Promise<AudienceUploadResult> {
   const result: AudienceUploadResult = {
     acknowledgedUsers: 0,
     acknowledgedIdentifiers: 0,
@@ -75,36 +90,53 @@ export async function uploadAudienceUsers(users: AsyncIterable<readonly Audience
   let seq = 0;
 
   const send = async (batch: BuiltBatch, batchSeq: number, resent = false): Promise<void> => {
+    try {
+      await sendOnce(batch, batchSeq, resent);
+    } finally {
+      batch.release();
+    }
+  };
+
+  const sendOnce = async (batch: BuiltBatch, batchSeq: number, resent: boolean): Promise<void> => {
     if (result.fatal) {
       // Another batch hit a fatal error: do not send more.
       result.failedUsers += batch.userCount;
-      options.onFailed?.(batch.operations.flat(), result.fatal);
+      options.onFailed?.(batch.userCount, result.fatal);
       return;
     }
     try {
-      options.onRequest?.(batch);
       await postAudienceUsers(options.client, options.target, batch.body, batch.userCount);
       await options.onAcknowledged({ seq: batchSeq, batch });
       result.acknowledgedUsers += batch.userCount;
-      for (const op of batch.operations) for (const u of op) result.acknowledgedIdentifiers += u.identifiers.length;
+      result.acknowledgedIdentifiers += batch.ids.length;
     } catch (caught) {
       const error = toAdsyncError(caught);
       if (error instanceof ApiValidationError && error.operationErrors.length > 0 && !resent) {
         const failing = new Set(error.operationErrors.map((o) => o.index));
         for (const item of error.operationErrors) {
-          const opUsers = batch.operations[item.index] ?? [];
-          result.rejectedUsers += opUsers.length;
-          options.onRejected(opUsers, `the service refused the operation: ${describeOperationErrors(item.errors)}`);
+          const [from, to] = operationRange(batch, item.index);
+          const refused: RefusedIdentifier[] = [];
+          for (let u = from; u < to; u++) {
+            const [a, b] = userRange(batch, u);
+            for (let i = a; i < b; i++) refused.push({ row: batch.ids.row(i), field: batch.ids.field(i) });
+          }
+          result.rejectedUsers += to - from;
+          options.onRejected(refused, `the service refused the operation: ${describeOperationErrors(item.errors)}`);
         }
-        const rest = batch.operations.filter((_, i) => !failing.has(i)).flat();
-        if (rest.length === 0) return;
-        const rebuilt = new AudienceBatchBuilder(options.builder);
-        for (const u of rest) rebuilt.tryAdd(u);
-        await send(rebuilt.build(), batchSeq, true);
+        const rebuilt = new AudienceBatchBuilder(options.builder, builder.pool);
+        for (let o = 0; o < batch.operationEnds.length; o++) {
+          if (failing.has(o)) continue;
+          const [from, to] = operationRange(batch, o);
+          for (let u = from; u < to; u++) {
+            const [a, b] = userRange(batch, u);
+            rebuilt.tryAddUser(batch.ids, a, b);
+          }
+        }
+        if (!rebuilt.isEmpty) await send(rebuilt.build(), batchSeq, true);
         return;
       }
       result.failedUsers += batch.userCount;
-      options.onFailed?.(batch.operations.flat(), error);
+      options.onFailed?.(batch.userCount, error);
       if (isFatal(error) && !result.fatal) result.fatal = error;
     }
   };
@@ -116,22 +148,32 @@ export async function uploadAudienceUsers(users: AsyncIterable<readonly Audience
     const batchSeq = seq;
     options.onBuilt?.(batchSeq, batch);
     // A batch built while a stop was requested is not sent: the next run sends it.
-    if (!(await dispatcher.submit(() => send(batch, batchSeq)))) result.stopped = true;
+    if (!(await dispatcher.submit(() => send(batch, batchSeq)))) {
+      batch.release();
+      result.stopped = true;
+    }
   };
 
   try {
-    outer: for await (const page of users) {
-      for (const user of page) {
+    outer: for await (const list of lists) {
+      let start = 0;
+      while (start < list.length) {
         if (result.fatal) break outer;
         if (options.stop?.aborted) {
           result.stopped = true;
           break outer;
         }
-        if (!builder.tryAdd(user)) {
-          await dispatch();
-          if (result.stopped) break outer;
-          builder.tryAdd(user);
+        let end = start + 1;
+        if (options.grouping === 'row') {
+          const row = list.row(start);
+          while (end < list.length && list.row(end) === row) end++;
         }
+        if (!builder.tryAddUser(list, start, end)) {
+          await dispatch();
+          if (result.stopped || result.fatal) break outer;
+          builder.tryAddUser(list, start, end);
+        }
+        start = end;
       }
     }
     if (!result.fatal && !result.stopped && !builder.isEmpty) await dispatch();

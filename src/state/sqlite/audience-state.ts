@@ -12,22 +12,35 @@ import type {
   AudiencePlanOptions,
   AudienceScan,
   AudienceState,
-  IdentifierRef,
-  ScannedIdentifier,
 } from '../store.js';
-import type { IdentifierType } from '../../hash/types.js';
+import { IDENTIFIER_TYPES, type IdentifierType } from '../../hash/types.js';
+import { IdentifierList } from '../identifier-list.js';
+import { InternalError } from '../../errors.js';
+import { BulkInsert } from './bulk-insert.js';
 import type { Db } from './database.js';
-import { decodeValue, encodeValue, fieldCode, fieldOf } from './identifier-codec.js';
 
 let scanCounter = 0;
 
-interface MemberRow {
-  field: number;
-  value: Buffer;
+/**
+ * Reads a page of the plan as one packed string: each identifier as field (1 byte), row (4
+ * bytes), value length (2 bytes) and value, in hex, aggregated in key order by SQLite.
+ * A page of 20,000 identifiers is one string and one Buffer instead of 20,000 arrays and
+ * strings: on a million-row export that garbage was the larger part of the process's memory.
+ */
+const PACKED_RECORD = "printf('%02X%08X%04X', field, row, length(value)) || hex(value)";
+
+function readPackedPage(stmt: import('better-sqlite3').Statement, params: Record<string, number | Buffer>): { list: IdentifierList; count: number; last: [number, Buffer] | undefined } {
+  const answer = stmt.get(params) as { n: number; data: string | null };
+  const list = new IdentifierList(Math.max(1, answer.n));
+  if (!answer.data) return { list, count: 0, last: undefined };
+  const packed = Buffer.from(answer.data, 'hex');
+  const end = list.pushPacked(packed);
+  return { list, count: answer.n, last: end ? [end.code, Buffer.from(packed.subarray(end.valueStart, end.valueEnd))] : undefined };
 }
-interface ScanRow extends MemberRow {
-  row: number;
-  rid: number;
+
+/** Wraps a page query (columns field, value, row) so that it answers one packed row. */
+function packedPageSql(pageSql: string): string {
+  return `SELECT COUNT(*) AS n, group_concat(${PACKED_RECORD}, '' ORDER BY field, value) AS data FROM (${pageSql})`;
 }
 
 export class SqliteAudienceState implements AudienceState {
@@ -46,27 +59,37 @@ export class SqliteAudienceState implements AudienceState {
     return Promise.resolve(new SqliteAudienceScan(this.db, this.audienceId));
   }
 
-  commit(chunk: { added: readonly IdentifierRef[]; removed: readonly IdentifierRef[]; sentAt: number; mode: AudienceMode }): Promise<void> {
-    const upsert = this.db.prepare(
-      `INSERT INTO audience_members (audience, field, value, present, sent_at) VALUES (?, ?, ?, 1, ?)
-       ON CONFLICT (audience, field, value) DO UPDATE SET present = 1, sent_at = excluded.sent_at`,
-    );
-    // A remove-mode run keeps a tombstone so the same identifier is not deleted again; a
-    // mirror run forgets removed members entirely.
-    const tombstone = this.db.prepare(
-      `INSERT INTO audience_members (audience, field, value, present, sent_at) VALUES (?, ?, ?, 0, ?)
-       ON CONFLICT (audience, field, value) DO UPDATE SET present = 0, sent_at = excluded.sent_at`,
-    );
-    const forget = this.db.prepare('DELETE FROM audience_members WHERE audience = ? AND field = ? AND value = ?');
+  private statements:
+    | { upsert: BulkInsert; tombstone: BulkInsert; forget: import('better-sqlite3').Statement }
+    | undefined;
+
+  /** Prepared once per audience: a run commits a hundred batches or more. */
+  private commitStatements(): { upsert: BulkInsert; tombstone: BulkInsert; forget: import('better-sqlite3').Statement } {
+    const insertHead = 'INSERT INTO audience_members (audience, field, value, present, sent_at) VALUES';
+    this.statements ??= {
+      upsert: new BulkInsert(this.db, insertHead, '(?, ?, ?, 1, ?)', 'ON CONFLICT (audience, field, value) DO UPDATE SET present = 1, sent_at = excluded.sent_at', 4),
+      // A remove-mode run keeps a tombstone so the same identifier is not deleted again; a
+      // mirror run forgets removed members entirely.
+      tombstone: new BulkInsert(this.db, insertHead, '(?, ?, ?, 0, ?)', 'ON CONFLICT (audience, field, value) DO UPDATE SET present = 0, sent_at = excluded.sent_at', 4),
+      forget: this.db.prepare('DELETE FROM audience_members WHERE audience = ? AND field = ? AND value = ?'),
+    };
+    return this.statements;
+  }
+
+  commit(chunk: { added?: IdentifierList | undefined; removed?: IdentifierList | undefined; sentAt: number; mode: AudienceMode }): Promise<void> {
+    const { upsert, tombstone, forget } = this.commitStatements();
+    const { added, removed } = chunk;
     this.db.transaction(() => {
-      for (const id of chunk.added) {
-        const code = fieldCode(id.field);
-        upsert.run(this.audienceId, code, encodeValue(code, id.value), chunk.sentAt);
+      if (added) {
+        for (let i = 0; i < added.length; i++) upsert.add(this.audienceId, added.code(i), added.bytes(i), chunk.sentAt);
+        upsert.flush();
       }
-      for (const id of chunk.removed) {
-        const code = fieldCode(id.field);
-        if (chunk.mode === 'remove') tombstone.run(this.audienceId, code, encodeValue(code, id.value), chunk.sentAt);
-        else forget.run(this.audienceId, code, encodeValue(code, id.value));
+      if (removed) {
+        for (let i = 0; i < removed.length; i++) {
+          if (chunk.mode === 'remove') tombstone.add(this.audienceId, removed.code(i), removed.bytes(i), chunk.sentAt);
+          else forget.run(this.audienceId, removed.code(i), removed.bytes(i));
+        }
+        tombstone.flush();
       }
     })();
     return Promise.resolve();
@@ -81,13 +104,22 @@ export class SqliteAudienceState implements AudienceState {
     const rows = this.db
       .prepare('SELECT field, COUNT(*) AS n FROM audience_members WHERE audience = ? AND present = 1 GROUP BY field')
       .all(this.audienceId) as { field: number; n: number }[];
-    return Promise.resolve(Object.fromEntries(rows.map((r) => [fieldOf(r.field), r.n])));
+    return Promise.resolve(Object.fromEntries(rows.map((r) => [IDENTIFIER_TYPES[r.field] ?? String(r.field), r.n])));
   }
 }
 
+/**
+ * The scan of one export. Identifiers are appended without an index (sequential writes);
+ * the index is built once, sorted, when the plan is first read. The plan is then read in
+ * (field, value) order, so every lookup into the members table, and every commit of an
+ * acknowledged batch, walks the B-trees in order instead of jumping around them: with
+ * millions of members that is the difference between seconds and minutes.
+ */
 class SqliteAudienceScan implements AudienceScan {
   private readonly table: string;
-  private readonly insert: import('better-sqlite3').Statement;
+  private readonly name: string;
+  private readonly insert: BulkInsert;
+  private indexed = false;
   private closed = false;
 
   constructor(
@@ -95,125 +127,132 @@ class SqliteAudienceScan implements AudienceScan {
     private readonly audienceId: number,
   ) {
     scanCounter += 1;
-    this.table = `temp.audience_scan_${process.pid}_${scanCounter}`;
+    this.name = `audience_scan_${process.pid}_${scanCounter}`;
+    this.table = `temp.${this.name}`;
     db.exec(`CREATE TABLE ${this.table} (field INTEGER NOT NULL, value BLOB NOT NULL, row INTEGER NOT NULL)`);
-    db.exec(`CREATE UNIQUE INDEX ${this.table}_key ON ${this.table.replace('temp.', '')} (field, value)`);
-    this.insert = db.prepare(`INSERT OR IGNORE INTO ${this.table} (field, value, row) VALUES (?, ?, ?)`);
+    this.insert = new BulkInsert(db, `INSERT INTO ${this.table} (field, value, row) VALUES`, '(?, ?, ?)', '', 3);
   }
 
-  add(batch: readonly ScannedIdentifier[]): Promise<void> {
+  add(batch: IdentifierList): Promise<void> {
+    if (this.indexed) throw new InternalError('identifiers added to an audience scan after its plan was read');
     const insert = this.insert;
     this.db.transaction(() => {
-      for (const id of batch) {
-        const code = fieldCode(id.field);
-        insert.run(code, encodeValue(code, id.value), id.row);
-      }
+      for (let i = 0; i < batch.length; i++) insert.add(batch.code(i), batch.bytes(i), batch.row(i));
+      insert.flush();
     })();
     return Promise.resolve();
   }
 
+  /** Whether the audience had no members when the plan was first read (fixed for the run). */
+  private emptyAtPlan = false;
+
+  /** Builds the (field, value, row) index once, after the last add. */
+  private index(): void {
+    if (this.indexed) return;
+    this.db.exec(`CREATE INDEX temp.${this.name}_key ON ${this.name} (field, value, row)`);
+    this.indexed = true;
+    this.emptyAtPlan = this.audienceIsEmpty();
+  }
+
   size(): Promise<number> {
-    const row = this.db.prepare(`SELECT COUNT(*) AS n FROM ${this.table}`).get() as { n: number };
+    this.index();
+    const row = this.db.prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${this.table} GROUP BY field, value)`).get() as { n: number };
     return Promise.resolve(row.n);
   }
 
-  /** SQL that selects the scan rows to add, given the mode. */
-  private addsWhere(options: AudiencePlanOptions): string | undefined {
+  /** True when the audience has no row at all (a first run): nothing to look up. */
+  private audienceIsEmpty(): boolean {
+    return this.db.prepare('SELECT 1 FROM audience_members WHERE audience = ? LIMIT 1').get(this.audienceId) === undefined;
+  }
+
+  /** HAVING clause selecting the distinct scan identifiers to add, given the mode. */
+  private addsHaving(options: AudiencePlanOptions): string | undefined {
     if (options.mode === 'remove') return undefined;
-    if (options.full) return '1';
+    if (options.full || this.emptyAtPlan) return '1';
     return `NOT EXISTS (SELECT 1 FROM audience_members m WHERE m.audience = $audience AND m.field = s.field AND m.value = s.value
               AND m.present = 1 AND m.sent_at >= $refreshBefore)`;
   }
 
-  /** SQL selecting removals: from the members (mirror) or from the scan (remove mode). */
-  private removesSql(options: AudiencePlanOptions): { from: 'members' | 'scan'; where: string } | undefined {
+  /** Removals: members missing from the scan (mirror), or the scan's identifiers not yet removed (remove mode). */
+  private removesQuery(options: AudiencePlanOptions): { sql: string; keyset: string } | undefined {
     if (options.mode === 'mirror') {
       return {
-        from: 'members',
-        where: `m.audience = $audience AND m.present = 1 AND NOT EXISTS (SELECT 1 FROM ${this.table} s WHERE s.field = m.field AND s.value = m.value)`,
+        sql: `SELECT m.field AS field, m.value AS value, 0 AS row FROM audience_members m
+              WHERE m.audience = $audience AND %KEYSET% AND m.present = 1
+                AND NOT EXISTS (SELECT 1 FROM ${this.table} s WHERE s.field = m.field AND s.value = m.value)
+              ORDER BY m.field, m.value`,
+        keyset: '(m.field, m.value) > ($field, $value)',
       };
     }
     if (options.mode === 'remove') {
+      const having = options.full
+        ? '1'
+        : 'NOT EXISTS (SELECT 1 FROM audience_members m WHERE m.audience = $audience AND m.field = s.field AND m.value = s.value AND m.present = 0)';
       return {
-        from: 'scan',
-        where: options.full
-          ? '1'
-          : `NOT EXISTS (SELECT 1 FROM audience_members m WHERE m.audience = $audience AND m.field = s.field AND m.value = s.value AND m.present = 0)`,
+        sql: `SELECT s.field AS field, s.value AS value, 0 AS row FROM ${this.table} s WHERE %KEYSET% GROUP BY s.field, s.value HAVING ${having} ORDER BY s.field, s.value`,
+        keyset: '(s.field, s.value) > ($field, $value)',
       };
     }
     return undefined;
   }
 
+  private bind(sql: string, params: Record<string, number | Buffer>): Record<string, number | Buffer> {
+    return Object.fromEntries(Object.entries(params).filter(([k]) => sql.includes(`$${k}`)));
+  }
+
   counts(options: AudiencePlanOptions): Promise<AudiencePlanCounts> {
-    const params = { audience: this.audienceId, refreshBefore: options.refreshBefore };
-    const bind = (sql: string): Record<string, number> => Object.fromEntries(Object.entries(params).filter(([k]) => sql.includes(`$${k}`)));
-    const scanSize = (this.db.prepare(`SELECT COUNT(*) AS n FROM ${this.table}`).get() as { n: number }).n;
-    const addsWhere = this.addsWhere(options);
+    this.index();
+    const params = { audience: this.audienceId, refreshBefore: options.refreshBefore, field: -1, value: Buffer.alloc(0) };
+    const scanSize = (this.db.prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${this.table} GROUP BY field, value)`).get() as { n: number }).n;
+    const having = this.addsHaving(options);
     let adds = 0;
-    if (addsWhere !== undefined) {
-      const sql = `SELECT COUNT(*) AS n FROM ${this.table} s WHERE ${addsWhere}`;
-      adds = (this.db.prepare(sql).get(bind(sql)) as { n: number }).n;
+    if (having !== undefined) {
+      const sql = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${this.table} s GROUP BY s.field, s.value HAVING ${having})`;
+      adds = (this.db.prepare(sql).get(this.bind(sql, params)) as { n: number }).n;
     }
-    const rem = this.removesSql(options);
+    const rem = this.removesQuery(options);
     let removes = 0;
     if (rem) {
-      const sql =
-        rem.from === 'members'
-          ? `SELECT COUNT(*) AS n FROM audience_members m WHERE ${rem.where}`
-          : `SELECT COUNT(*) AS n FROM ${this.table} s WHERE ${rem.where}`;
-      removes = (this.db.prepare(sql).get(bind(sql)) as { n: number }).n;
+      const sql = `SELECT COUNT(*) AS n FROM (${rem.sql.replace('%KEYSET%', '1')})`;
+      removes = (this.db.prepare(sql).get(this.bind(sql, params)) as { n: number }).n;
     }
-    const membersSql = 'SELECT COUNT(*) AS n FROM audience_members WHERE audience = ? AND present = 1';
-    const members = (this.db.prepare(membersSql).get(this.audienceId) as { n: number }).n;
+    const members = (this.db.prepare('SELECT COUNT(*) AS n FROM audience_members WHERE audience = ? AND present = 1').get(this.audienceId) as { n: number }).n;
     const unchanged = options.mode === 'remove' ? scanSize - removes : scanSize - adds;
     return Promise.resolve({ adds, removes, unchanged, members });
   }
 
-  async *adds(options: AudiencePlanOptions, batchSize: number): AsyncGenerator<ScannedIdentifier[]> {
-    const where = this.addsWhere(options);
-    if (where === undefined) return;
-    const sql = `SELECT s.rowid AS rid, s.field, s.value, s.row FROM ${this.table} s WHERE s.rowid > $after AND (${where}) ORDER BY s.rowid LIMIT $limit`;
+  async *adds(options: AudiencePlanOptions, batchSize: number): AsyncGenerator<IdentifierList> {
+    this.index();
+    const having = this.addsHaving(options);
+    if (having === undefined) return;
+    const sql = packedPageSql(`SELECT s.field AS field, s.value AS value, MIN(s.row) AS row FROM ${this.table} s WHERE (s.field, s.value) > ($field, $value)
+      GROUP BY s.field, s.value HAVING ${having} ORDER BY s.field, s.value LIMIT $limit`);
     const stmt = this.db.prepare(sql);
-    const needsMembers = where !== '1';
-    let after = 0;
-    for (;;) {
-      const params: Record<string, number> = { after, limit: batchSize };
-      if (needsMembers) {
-        params.audience = this.audienceId;
-        params.refreshBefore = options.refreshBefore;
-      }
-      const rows = stmt.all(params) as ScanRow[];
-      if (rows.length === 0) return;
-      after = rows[rows.length - 1]?.rid ?? after;
-      yield rows.map((r) => ({ field: fieldOf(r.field), value: decodeValue(r.field, r.value), row: r.row }));
-      if (rows.length < batchSize) return;
-    }
-  }
-
-  async *removes(options: AudiencePlanOptions, batchSize: number): AsyncGenerator<IdentifierRef[]> {
-    const rem = this.removesSql(options);
-    if (!rem) return;
-    const alias = rem.from === 'members' ? 'm' : 's';
-    const table = rem.from === 'members' ? 'audience_members m' : `${this.table} s`;
-    const sql = `SELECT ${alias}.field, ${alias}.value FROM ${table}
-      WHERE (${alias}.field, ${alias}.value) > ($field, $value) AND (${rem.where})
-      ORDER BY ${alias}.field, ${alias}.value LIMIT $limit`;
-    const stmt = this.db.prepare(sql);
-    const usesAudience = sql.includes('$audience');
     let field = -1;
     let value: Buffer = Buffer.alloc(0);
     for (;;) {
-      const params: Record<string, number | Buffer> = { field, value, limit: batchSize };
-      if (usesAudience) params.audience = this.audienceId;
-      const rows = stmt.all(params) as MemberRow[];
-      if (rows.length === 0) return;
-      const last = rows[rows.length - 1];
-      if (last) {
-        field = last.field;
-        value = last.value;
-      }
-      yield rows.map((r) => ({ field: fieldOf(r.field), value: decodeValue(r.field, r.value) }));
-      if (rows.length < batchSize) return;
+      const page = readPackedPage(stmt, this.bind(sql, { audience: this.audienceId, refreshBefore: options.refreshBefore, field, value, limit: batchSize }));
+      if (!page.last) return;
+      [field, value] = page.last;
+      yield page.list;
+      if (page.count < batchSize) return;
+    }
+  }
+
+  async *removes(options: AudiencePlanOptions, batchSize: number): AsyncGenerator<IdentifierList> {
+    this.index();
+    const rem = this.removesQuery(options);
+    if (!rem) return;
+    const sql = packedPageSql(`${rem.sql.replace('%KEYSET%', rem.keyset)} LIMIT $limit`);
+    const stmt = this.db.prepare(sql);
+    let field = -1;
+    let value: Buffer = Buffer.alloc(0);
+    for (;;) {
+      const page = readPackedPage(stmt, this.bind(sql, { audience: this.audienceId, field, value, limit: batchSize }));
+      if (!page.last) return;
+      [field, value] = page.last;
+      yield page.list;
+      if (page.count < batchSize) return;
     }
   }
 

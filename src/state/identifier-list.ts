@@ -1,0 +1,159 @@
+/**
+ * A compact, growable list of identifiers: field codes, source rows and value bytes in typed
+ * arrays (a SHA-256 hash is its 32 bytes, a partner_user_id its UTF-8). This is what flows
+ * between the source, the state store and the uploader: a million-row export makes a few
+ * large arrays instead of millions of small objects and hex strings, and a hash is turned into
+ * hex only when it is written into a request body.
+ */
+import { IDENTIFIER_TYPES, type IdentifierType } from '../hash/types.js';
+
+export const FIELD_CODES: Readonly<Record<IdentifierType, number>> = Object.fromEntries(IDENTIFIER_TYPES.map((t, i) => [t, i])) as Record<IdentifierType, number>;
+export const PARTNER_CODE = FIELD_CODES.partner_user_id;
+
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+const HEX_CODES = HEX.map((h) => [h.charCodeAt(0), h.charCodeAt(1)] as const);
+
+export class IdentifierList {
+  private codes: Uint8Array;
+  private rowsArr: Int32Array;
+  /** ends[i] is where value i ends in data; it starts where value i - 1 ends. */
+  private ends: Int32Array;
+  private data: Buffer;
+  length = 0;
+
+  constructor(capacity = 1024) {
+    this.codes = new Uint8Array(capacity);
+    this.rowsArr = new Int32Array(capacity);
+    this.ends = new Int32Array(capacity);
+    this.data = Buffer.allocUnsafe(capacity * 32);
+  }
+
+  private get used(): number {
+    return this.length === 0 ? 0 : (this.ends[this.length - 1] ?? 0);
+  }
+
+  private reserve(bytes: number): void {
+    if (this.length === this.codes.length) {
+      const n = this.codes.length * 2;
+      const codes = new Uint8Array(n);
+      codes.set(this.codes);
+      const rows = new Int32Array(n);
+      rows.set(this.rowsArr);
+      const ends = new Int32Array(n);
+      ends.set(this.ends);
+      this.codes = codes;
+      this.rowsArr = rows;
+      this.ends = ends;
+    }
+    const need = this.used + bytes;
+    if (need > this.data.length) {
+      const data = Buffer.allocUnsafe(Math.max(need, this.data.length * 2));
+      this.data.copy(data, 0, 0, this.used);
+      this.data = data;
+    }
+  }
+
+  /** Appends a value as the normalizers give it: 64 hex characters, or a raw partner_user_id. */
+  pushText(code: number, text: string, row: number): void {
+    const bytes = code === PARTNER_CODE ? Buffer.byteLength(text) : text.length >>> 1;
+    this.reserve(bytes);
+    const start = this.used;
+    this.data.write(text, start, bytes, code === PARTNER_CODE ? 'utf8' : 'hex');
+    this.append(code, start + bytes, row);
+  }
+
+  /** Appends a value already in storage form (from the state store). */
+  pushBytes(code: number, bytes: Uint8Array, row: number): void {
+    this.reserve(bytes.length);
+    const start = this.used;
+    this.data.set(bytes, start);
+    this.append(code, start + bytes.length, row);
+  }
+
+  /**
+   * Appends packed records, as the state store reads a page of its plan: for each, one byte of
+   * field code, four bytes of row (big-endian), two bytes of value length, then the value.
+   * Returns the code and the byte range of the last record's value (the page's keyset position).
+   */
+  pushPacked(packed: Buffer): { code: number; valueStart: number; valueEnd: number } | undefined {
+    let p = 0;
+    let last: { code: number; valueStart: number; valueEnd: number } | undefined;
+    while (p + 7 <= packed.length) {
+      const code = packed[p] ?? 0;
+      const row = packed.readUInt32BE(p + 1);
+      const length = packed.readUInt16BE(p + 5);
+      const from = p + 7;
+      this.reserve(length);
+      const start = this.used;
+      packed.copy(this.data, start, from, from + length);
+      this.append(code, start + length, row);
+      last = { code, valueStart: from, valueEnd: from + length };
+      p = from + length;
+    }
+    return last;
+  }
+
+  /** Appends identifier `i` of another list. */
+  pushFrom(other: IdentifierList, i: number): void {
+    this.pushBytes(other.code(i), other.bytes(i), other.row(i));
+  }
+
+  private append(code: number, end: number, row: number): void {
+    this.codes[this.length] = code;
+    this.rowsArr[this.length] = row;
+    this.ends[this.length] = end;
+    this.length += 1;
+  }
+
+  code(i: number): number {
+    return this.codes[i] ?? 0;
+  }
+
+  field(i: number): IdentifierType {
+    return IDENTIFIER_TYPES[this.code(i)] ?? 'email';
+  }
+
+  row(i: number): number {
+    return this.rowsArr[i] ?? 0;
+  }
+
+  private start(i: number): number {
+    return i === 0 ? 0 : (this.ends[i - 1] ?? 0);
+  }
+
+  /** The stored bytes of value i (a view, valid until the list changes). */
+  bytes(i: number): Buffer {
+    return this.data.subarray(this.start(i), this.ends[i] ?? 0);
+  }
+
+  /** Value i as sent: 64 lowercase hex, or the partner_user_id. */
+  text(i: number): string {
+    return this.code(i) === PARTNER_CODE ? this.bytes(i).toString('utf8') : this.bytes(i).toString('hex');
+  }
+
+  /** Bytes value i takes in a JSON body, quotes included. */
+  jsonLength(i: number): number {
+    if (this.code(i) !== PARTNER_CODE) return ((this.ends[i] ?? 0) - this.start(i)) * 2 + 2;
+    return Buffer.byteLength(JSON.stringify(this.text(i)));
+  }
+
+  /** Writes value i as a JSON string into `target` at `offset`; returns the bytes written. */
+  writeJson(i: number, target: Buffer, offset: number): number {
+    if (this.code(i) === PARTNER_CODE) return target.write(JSON.stringify(this.text(i)), offset, 'utf8');
+    const from = this.start(i);
+    const to = this.ends[i] ?? 0;
+    let o = offset;
+    target[o++] = 0x22;
+    for (let b = from; b < to; b++) {
+      const [hi, lo] = HEX_CODES[this.data[b] ?? 0] ?? [48, 48];
+      target[o++] = hi;
+      target[o++] = lo;
+    }
+    target[o++] = 0x22;
+    return o - offset;
+  }
+
+  clear(): void {
+    this.length = 0;
+  }
+}
