@@ -85,3 +85,25 @@ describe('database', () => {
     expect(() => openStateStore(path)).toThrow(/written by a newer adsync \(schema 99\)/);
   });
 });
+
+describe('opening a new database from several processes at once', () => {
+  it('migrates it exactly once', async () => {
+    const { spawn } = await import('node:child_process');
+    const path = join(dir(), 'race.sqlite');
+    const script = `import('${join(import.meta.dirname, '..', '..', 'dist', 'state', 'index.js').replace(/\\/g, '/')}').then(async (m) => { const s = m.openStateStore(process.argv[1]); await s.close(); });`;
+    const runs = Array.from({ length: 6 }, () =>
+      new Promise<number | null>((resolve) => {
+        const child = spawn(process.execPath, ['-e', script, path], { stdio: ['ignore', 'ignore', 'pipe'] });
+        let err = '';
+        child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        child.on('close', (code) => {
+          if (code !== 0) console.error(err);
+          resolve(code);
+        });
+      }),
+    );
+    expect(await Promise.all(runs)).toEqual([0, 0, 0, 0, 0, 0]);
+    store = openStateStore(path);
+    expect(await store.integrityCheck()).toBe('ok');
+  });
+});

@@ -21,7 +21,11 @@ export function openDatabase(path: string): Db {
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
     db.pragma('temp_store = FILE');
-    db.pragma('cache_size = -32000');
+    // Page caches: 16 MB for the state, 4 MB for the temporary scan tables. Scans are read in
+    // index order, so a larger cache buys little, and memory must stay flat (measured: the
+    // 1M-row benchmark's peak RSS follows these numbers closely).
+    db.pragma('cache_size = -16000');
+    db.pragma('temp.cache_size = -4000');
   } catch (error) {
     throw new StateError(`cannot open the state database ${path}: ${(error as Error).message}`, {
       cause: error,
@@ -39,8 +43,11 @@ function migrate(db: Db, path: string): void {
     throw new StateError(`the state database ${path} was written by a newer adsync (schema ${version}); upgrade adsync`);
   }
   if (version === MIGRATIONS.length) return;
+  // Several processes may open a new database at once (two schedulers starting together):
+  // the version is read again under the write lock, so only the first one migrates.
   db.transaction(() => {
-    for (let v = version; v < MIGRATIONS.length; v++) {
+    const current = db.pragma('user_version', { simple: true }) as number;
+    for (let v = current; v < MIGRATIONS.length; v++) {
       db.exec(MIGRATIONS[v] ?? '');
     }
     db.pragma(`user_version = ${MIGRATIONS.length}`);
