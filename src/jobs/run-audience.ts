@@ -138,14 +138,20 @@ export async function runAudience(ctx: RunContext, job: AudienceJob): Promise<vo
   try {
     const { occurrences, invalid } = await scanExport(ctx, job, scan);
     if (Object.keys(invalid).length > 0) summary.invalid_identifiers = invalid;
-    const distinct = await scan.size();
-    summary.duplicates = occurrences - distinct;
-    if (ctx.stop.aborted) ctx.interrupted = true;
-    if (ctx.stop.aborted || options.validateOnly) return;
+    if (ctx.stop.aborted) {
+      ctx.interrupted = true;
+      return;
+    }
+    if (options.validateOnly) {
+      summary.duplicates = occurrences - (await scan.size());
+      return;
+    }
 
     counters.phase = 'planning';
     const plan: AudiencePlanOptions = { mode: job.audience.mode, refreshBefore: Date.now() - job.audience.refreshAfterDays * DAY_MS, full: options.full };
     const counts = await scan.counts(plan);
+    const distinct = counts.distinct;
+    summary.duplicates = occurrences - distinct;
     summary.unchanged = counts.unchanged;
     const allowRemoves = removalsAllowed(ctx, job, counts.removes, counts.members, distinct);
     ctx.logger.info({ adds: counts.adds, removes: counts.removes, unchanged: counts.unchanged, members: counts.members, removalsAllowed: allowRemoves }, 'plan');

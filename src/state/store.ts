@@ -85,6 +85,8 @@ export interface AudiencePlanCounts {
   unchanged: number;
   /** Members known before this run. */
   members: number;
+  /** Distinct identifiers in the export. */
+  distinct: number;
 }
 
 /**

@@ -154,10 +154,13 @@ class SqliteAudienceScan implements AudienceScan {
     this.emptyAtPlan = this.audienceIsEmpty();
   }
 
+  /** Set by counts(); size() computes it only when asked first. */
+  private distinctCount: number | undefined;
+
   size(): Promise<number> {
     this.index();
-    const row = this.db.prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${this.table} GROUP BY field, value)`).get() as { n: number };
-    return Promise.resolve(row.n);
+    this.distinctCount ??= (this.db.prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${this.table} GROUP BY field, value)`).get() as { n: number }).n;
+    return Promise.resolve(this.distinctCount);
   }
 
   /** True when the audience has no row at all (a first run): nothing to look up. */
@@ -200,25 +203,36 @@ class SqliteAudienceScan implements AudienceScan {
     return Object.fromEntries(Object.entries(params).filter(([k]) => sql.includes(`$${k}`)));
   }
 
-  counts(options: AudiencePlanOptions): Promise<AudiencePlanCounts> {
+  /**
+   * Everything the plan counts, in one pass over the scan's distinct identifiers joined to the
+   * members, plus one count of the members (instead of a pass per number).
+   */
+  private tally(refreshBefore: number): { distinct: number; present: number; fresh: number; tombstoned: number; members: number } {
     this.index();
-    const params = { audience: this.audienceId, refreshBefore: options.refreshBefore, field: -1, value: Buffer.alloc(0) };
-    const scanSize = (this.db.prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${this.table} GROUP BY field, value)`).get() as { n: number }).n;
-    const having = this.addsHaving(options);
-    let adds = 0;
-    if (having !== undefined) {
-      const sql = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${this.table} s GROUP BY s.field, s.value HAVING ${having})`;
-      adds = (this.db.prepare(sql).get(this.bind(sql, params)) as { n: number }).n;
-    }
-    const rem = this.removesQuery(options);
-    let removes = 0;
-    if (rem) {
-      const sql = `SELECT COUNT(*) AS n FROM (${rem.sql.replace('%KEYSET%', '1')})`;
-      removes = (this.db.prepare(sql).get(this.bind(sql, params)) as { n: number }).n;
-    }
+    const row = this.db
+      .prepare(
+        `SELECT COUNT(*) AS distinct_ids,
+           COALESCE(SUM(m.present = 1), 0) AS present,
+           COALESCE(SUM(m.present = 1 AND m.sent_at >= $refreshBefore), 0) AS fresh,
+           COALESCE(SUM(m.present = 0), 0) AS tombstoned
+         FROM (SELECT field, value FROM ${this.table} GROUP BY field, value) s
+         LEFT JOIN audience_members m ON m.audience = $audience AND m.field = s.field AND m.value = s.value`,
+      )
+      .get({ audience: this.audienceId, refreshBefore }) as { distinct_ids: number; present: number; fresh: number; tombstoned: number };
     const members = (this.db.prepare('SELECT COUNT(*) AS n FROM audience_members WHERE audience = ? AND present = 1').get(this.audienceId) as { n: number }).n;
-    const unchanged = options.mode === 'remove' ? scanSize - removes : scanSize - adds;
-    return Promise.resolve({ adds, removes, unchanged, members });
+    return { distinct: row.distinct_ids, present: row.present, fresh: row.fresh, tombstoned: row.tombstoned, members };
+  }
+
+  counts(options: AudiencePlanOptions): Promise<AudiencePlanCounts> {
+    const t = this.tally(options.refreshBefore);
+    let adds = 0;
+    let removes = 0;
+    if (options.mode === 'remove') removes = options.full ? t.distinct : t.distinct - t.tombstoned;
+    else adds = options.full ? t.distinct : t.distinct - t.fresh;
+    if (options.mode === 'mirror') removes = t.members - t.present;
+    const unchanged = options.mode === 'remove' ? t.distinct - removes : t.distinct - adds;
+    this.distinctCount = t.distinct;
+    return Promise.resolve({ adds, removes, unchanged, members: t.members, distinct: t.distinct });
   }
 
   async *adds(options: AudiencePlanOptions, batchSize: number): AsyncGenerator<IdentifierList> {
