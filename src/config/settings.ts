@@ -39,6 +39,7 @@ export const settingsFileSchema = z.strictObject({
   rejects_dir: z.string().min(1).optional(),
   credentials_file: z.string().min(1).optional(),
   concurrency: z.number().int().min(1).max(64).optional(),
+  read_threads: z.number().int().min(1).max(16).optional(),
   request_timeout_ms: positiveInt.optional(),
   retry: retrySchema.optional(),
   rate_limits: z.partialRecord(z.enum(FAMILIES), familyLimitSchema).optional(),
@@ -66,6 +67,8 @@ export interface Settings {
   rejectsDir: string;
   credentialsFile: string | undefined;
   concurrency: number;
+  /** Threads that read a large local CRM export (1: the main thread only). */
+  readThreads: number;
   requestTimeoutMs: number;
   retry: RetrySettings;
   rateLimits: RateLimitSettings;
@@ -86,6 +89,7 @@ export const DEFAULTS = {
   state: '.adsync/state.sqlite',
   rejects_dir: '.adsync/rejects',
   concurrency: 4,
+  read_threads: 2,
   request_timeout_ms: 60_000,
   retry: { retries: 8, min_delay_ms: 500, max_delay_ms: 30_000, budget_ms: 300_000 },
   rate_limits: { audience_users: { requests: 1500, window_seconds: 60 }, do_not_reach_users: { requests: 1500, window_seconds: 60 } },
@@ -165,6 +169,7 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
     rejectsDir: resolve(cwd, file.rejects_dir ?? DEFAULTS.rejects_dir),
     credentialsFile: file.credentials_file === undefined ? undefined : resolve(cwd, file.credentials_file),
     concurrency: file.concurrency ?? DEFAULTS.concurrency,
+    readThreads: file.read_threads ?? DEFAULTS.read_threads,
     requestTimeoutMs: file.request_timeout_ms ?? DEFAULTS.request_timeout_ms,
     retry: retryFrom(file.retry, base),
     rateLimits: rateLimitsFrom(file.rate_limits),

@@ -3,7 +3,7 @@
  * line, id (feeds), field and reason. Raw values are personal data, so they are written
  * only when asked (--rejects-with-values). The file is created on the first reject.
  */
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 export interface RejectEntry {
@@ -60,6 +60,19 @@ export class RejectsFile {
     this.pending.push(line);
     this.pendingLength += line.length;
     if (this.pendingLength >= FLUSH_AT) this.flush();
+  }
+
+  /** Forgets everything written so far (a read that starts over). */
+  reset(): void {
+    this.pending = [];
+    this.pendingLength = 0;
+    this.count = 0;
+    if (this.fd !== undefined) {
+      closeSync(this.fd);
+      this.fd = undefined;
+      rmSync(this.path, { force: true });
+    }
+    this.opened = false;
   }
 
   flush(): void {

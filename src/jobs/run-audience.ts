@@ -12,8 +12,9 @@ import type { AudienceTarget } from '../api/resources/audiences.js';
 import type { IdentifierType } from '../hash/types.js';
 import { readCsvSource } from '../sources/index.js';
 import { IdentifierList } from '../state/identifier-list.js';
-import type { AudiencePlanOptions, AudienceScan } from '../state/store.js';
-import { AudienceRowMapper } from '../transform/audience-records.js';
+import type { AudiencePlanOptions, AudienceScan, AudienceState } from '../state/store.js';
+import { AudienceRowMapper, mapCsvBatch } from '../transform/audience-records.js';
+import { readExportInParallel } from './parallel-export-read.js';
 import type { BuiltBatch } from '../uploaders/audience-batch-builder.js';
 import { uploadAudienceUsers, type AudienceUploadResult, type RefusedIdentifier, type UserGrouping } from '../uploaders/audience-uploader.js';
 import { audienceKey, type AudienceJob } from './job.js';
@@ -30,8 +31,36 @@ export function audienceTarget(job: AudienceJob): AudienceTarget {
     : { kind: 'do_not_reach', accountId: job.accountId, doNotReachListId: job.doNotReachListId };
 }
 
-/** Reads the export into the scan; fills read/valid/invalid counts and writes rejects. */
-export async function scanExport(ctx: RunContext, job: AudienceJob, scan: AudienceScan, skipRows = 0): Promise<{ occurrences: number; invalid: Record<string, number> }> {
+/**
+ * Reads the export into a new scan of `state`: on every core for a large local file
+ * (parallel-export-read.ts), else on this thread. Fills read/valid counts and writes rejects.
+ */
+export async function scanExport(
+  ctx: RunContext,
+  job: AudienceJob,
+  state: AudienceState,
+): Promise<{ scan: AudienceScan; occurrences: number; invalid: Partial<Record<IdentifierType, number>> }> {
+  let scan = await state.scan();
+  try {
+    const parallel = await readExportInParallel(ctx, job, scan);
+    if (parallel) {
+      ctx.displayRow = parallel.displayRow;
+      return { scan, occurrences: parallel.occurrences, invalid: parallel.invalid };
+    }
+    if (ctx.summary.read > 0 || ctx.rejects.count > 0) {
+      // The parallel read gave up part way: start over, on this thread.
+      await scan.close();
+      scan = await state.scan();
+      ctx.restartReading();
+    }
+    return { scan, ...(await scanExportSequentially(ctx, job, scan)) };
+  } catch (error) {
+    await scan.close();
+    throw error;
+  }
+}
+
+async function scanExportSequentially(ctx: RunContext, job: AudienceJob, scan: AudienceScan): Promise<{ occurrences: number; invalid: Partial<Record<IdentifierType, number>> }> {
   const { counters, summary } = ctx;
   const invalid: Partial<Record<IdentifierType, number>> = {};
   let occurrences = 0;
@@ -41,27 +70,13 @@ export async function scanExport(ctx: RunContext, job: AudienceJob, scan: Audien
   for await (const batch of reader.batches) {
     // Reading has no effect outside: a stop request ends it at once.
     if (ctx.stop.aborted) break;
-    for (const r of batch.rejects) {
-      if (r.row <= skipRows) continue;
-      ctx.rejects.reject([{ row: r.row, line: r.line, field: '', reason: r.reason }]);
-      ctx.unreadableRow(r.row, r.line, r.reason);
-    }
-    const ids = new IdentifierList(batch.rows.length * 4);
-    for (const row of batch.rows) {
-      if (row.row <= skipRows) continue;
-      const result = mapper.mapInto(row, ids);
-      for (const p of result.ok ? result.invalid : result.problems) invalid[p.field] = (invalid[p.field] ?? 0) + 1;
-      if (result.ok) {
-        summary.valid += 1;
-      } else {
-        ctx.rejects.reject(
-          result.problems.length > 0
-            ? result.problems.map((p) => ({ row: row.row, line: row.line, field: p.field, reason: p.reason, value: row.values[mapper.columnOf(p.field)] }))
-            : [{ row: row.row, line: row.line, field: '', reason: result.reason }],
-        );
-      }
-    }
-    summary.read += batch.rows.length + batch.rejects.length;
+    const ids = new IdentifierList(Math.max(64, batch.rows.length * 4));
+    const mapped = mapCsvBatch(batch, mapper, ids, ctx.options.rejectsWithValues);
+    for (const entries of mapped.rejects) ctx.rejects.reject(entries);
+    for (const u of mapped.unreadable) ctx.unreadableRow(u.row, u.line, u.reason);
+    for (const [field, n] of Object.entries(mapped.invalid) as [IdentifierType, number][]) invalid[field] = (invalid[field] ?? 0) + n;
+    summary.read += mapped.read;
+    summary.valid += mapped.valid;
     counters.rowsRead = summary.read;
     counters.bytesRead = reader.bytesRead();
     occurrences += ids.length;
@@ -75,7 +90,7 @@ function rejectRefused(ctx: RunContext, refused: readonly RefusedIdentifier[], r
   for (let i = 0; i < refused.length; ) {
     const row = refused[i]?.row ?? 0;
     const entries = [];
-    for (; i < refused.length && refused[i]?.row === row; i++) entries.push({ row, line: 0, field: refused[i]?.field ?? '', reason });
+    for (; i < refused.length && refused[i]?.row === row; i++) entries.push({ row: ctx.displayRow(row), line: 0, field: refused[i]?.field ?? '', reason });
     ctx.rejects.reject(entries);
   }
 }
@@ -134,9 +149,8 @@ export async function sendIdentifiers(
 export async function runAudience(ctx: RunContext, job: AudienceJob): Promise<void> {
   const { summary, counters, options } = ctx;
   const state = ctx.store.audience(audienceKey(job));
-  const scan = await state.scan();
+  const { scan, occurrences, invalid } = await scanExport(ctx, job, state);
   try {
-    const { occurrences, invalid } = await scanExport(ctx, job, scan);
     if (Object.keys(invalid).length > 0) summary.invalid_identifiers = invalid;
     if (ctx.stop.aborted) {
       ctx.interrupted = true;

@@ -88,6 +88,20 @@ export class RunContext {
     this.failures.push(reason);
   }
 
+  /** Turns a row as stored into the row of the source file (see parallel-export-read.ts). */
+  displayRow: (row: number) => number = (row) => row;
+
+  /** Undoes what reading the source recorded, for a read that starts over. */
+  restartReading(): void {
+    this.rejects.reset();
+    this.unreadable.count = 0;
+    this.unreadable.first = undefined;
+    this.summary.read = 0;
+    this.summary.valid = 0;
+    this.counters.rowsRead = 0;
+    this.counters.bytesRead = 0;
+  }
+
   /** Counts a row or item the source could not read. */
   unreadableRow(row: number, line: number, reason: string): void {
     this.unreadable.count += 1;

@@ -13,6 +13,15 @@ export const PARTNER_CODE = FIELD_CODES.partner_user_id;
 const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 const HEX_CODES = HEX.map((h) => [h.charCodeAt(0), h.charCodeAt(1)] as const);
 
+/** An IdentifierList's arrays, to pass between threads. */
+export interface TransferableIdentifierList {
+  length: number;
+  codes: Uint8Array;
+  rows: Int32Array;
+  ends: Int32Array;
+  data: Uint8Array;
+}
+
 export class IdentifierList {
   private codes: Uint8Array;
   private rowsArr: Int32Array;
@@ -155,5 +164,27 @@ export class IdentifierList {
 
   clear(): void {
     this.length = 0;
+  }
+
+  /** Copies of the used part of the arrays (to post to another thread). */
+  toTransferable(): TransferableIdentifierList {
+    return {
+      length: this.length,
+      codes: this.codes.slice(0, this.length),
+      rows: this.rowsArr.slice(0, this.length),
+      ends: this.ends.slice(0, this.length),
+      data: Uint8Array.prototype.slice.call(this.data, 0, this.used),
+    };
+  }
+
+  /** A list over arrays received from another thread. `rowOffset` is added to every row. */
+  static fromTransferable(t: TransferableIdentifierList, rowOffset = 0): IdentifierList {
+    const list = new IdentifierList(1);
+    list.codes = t.codes;
+    list.rowsArr = rowOffset === 0 ? t.rows : t.rows.map((r) => r + rowOffset);
+    list.ends = t.ends;
+    list.data = Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+    list.length = t.length;
+    return list;
   }
 }

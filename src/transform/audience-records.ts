@@ -7,7 +7,7 @@
 import { ConfigError } from '../errors.js';
 import { hashIdentifier } from '../hash/index.js';
 import type { IdentifierType } from '../hash/types.js';
-import type { CsvRow } from '../sources/types.js';
+import type { CsvBatch, CsvRow } from '../sources/types.js';
 import { FIELD_CODES, type IdentifierList } from '../state/identifier-list.js';
 
 export interface AudienceColumnsSpec {
@@ -95,4 +95,55 @@ export class AudienceRowMapper {
       reason: invalid.length === 0 ? 'no identifier values in the row' : invalid.map((p) => `${p.field}: ${p.reason}`).join('; '),
     };
   }
+}
+
+/** One line of the rejects file about a row. */
+export interface RowRejectEntry {
+  row: number;
+  line: number;
+  field: string;
+  reason: string;
+  value?: string | undefined;
+}
+
+/** What one batch of CSV rows gives: identifiers, counts, and the rows to reject. */
+export interface MappedBatch {
+  ids: IdentifierList;
+  /** Rows read (readable and not). */
+  read: number;
+  valid: number;
+  invalid: Partial<Record<IdentifierType, number>>;
+  /** Each rejected row's entries, in row order; unreadable rows among them. */
+  rejects: RowRejectEntry[][];
+  /** The rows the source could not read at all. */
+  unreadable: { row: number; line: number; reason: string }[];
+}
+
+/** Maps a batch of rows (skipping rows up to `skipRows`) into `ids`. */
+export function mapCsvBatch(batch: CsvBatch, mapper: AudienceRowMapper, ids: IdentifierList, withValues: boolean, skipRows = 0): MappedBatch {
+  const out: MappedBatch = { ids, read: 0, valid: 0, invalid: {}, rejects: [], unreadable: [] };
+  for (const r of batch.rejects) {
+    if (r.row <= skipRows) continue;
+    out.read += 1;
+    out.rejects.push([{ row: r.row, line: r.line, field: '', reason: r.reason }]);
+    out.unreadable.push({ row: r.row, line: r.line, reason: r.reason });
+  }
+  for (const row of batch.rows) {
+    if (row.row <= skipRows) continue;
+    out.read += 1;
+    const result = mapper.mapInto(row, ids);
+    for (const p of result.ok ? result.invalid : result.problems) out.invalid[p.field] = (out.invalid[p.field] ?? 0) + 1;
+    if (result.ok) {
+      out.valid += 1;
+    } else {
+      out.rejects.push(
+        result.problems.length > 0
+          ? result.problems.map((p) => ({ row: row.row, line: row.line, field: p.field, reason: p.reason, value: withValues ? row.values[mapper.columnOf(p.field)] : undefined }))
+          : [{ row: row.row, line: row.line, field: '', reason: result.reason }],
+      );
+    }
+  }
+  // Unreadable rows come first in a batch from the reader; the rejects file follows the rows.
+  if (batch.rejects.length > 0 && batch.rows.length > 0) out.rejects.sort((a, b) => (a[0]?.row ?? 0) - (b[0]?.row ?? 0));
+  return out;
 }

@@ -19,7 +19,7 @@ import { postAudienceUsers, type AudienceTarget } from '../api/resources/audienc
 import { toAdsyncError, type AdsyncError } from '../errors.js';
 import type { IdentifierType } from '../hash/types.js';
 import type { IdentifierList } from '../state/identifier-list.js';
-import { AudienceBatchBuilder, operationRange, userRange, type BatchBuilderOptions, type BuiltBatch } from './audience-batch-builder.js';
+import { AudienceBatchBuilder, BatchMemoryPool, MAX_BYTES_PER_REQUEST, operationRange, userRange, type BatchBuilderOptions, type BuiltBatch } from './audience-batch-builder.js';
 import { BoundedDispatch } from './bounded-dispatch.js';
 
 export interface AcknowledgedBatch {
@@ -86,7 +86,9 @@ export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, 
     stopped: false,
   };
   const dispatcher = new BoundedDispatch(options.concurrency, options.stop);
-  const builder = new AudienceBatchBuilder(options.builder);
+  // Bodies and lists in use at once: one per request in flight, one being built.
+  const pool = new BatchMemoryPool(options.builder.maxBytes ?? MAX_BYTES_PER_REQUEST, options.concurrency + 1);
+  const builder = new AudienceBatchBuilder(options.builder, pool);
   let seq = 0;
 
   const send = async (batch: BuiltBatch, batchSeq: number, resent = false): Promise<void> => {

@@ -149,7 +149,15 @@ class SqliteAudienceScan implements AudienceScan {
   /** Builds the (field, value, row) index once, after the last add. */
   private index(): void {
     if (this.indexed) return;
-    this.db.exec(`CREATE INDEX temp.${this.name}_key ON ${this.name} (field, value, row)`);
+    // The index is built by one external sort: give it room while it runs (reading is over
+    // by then, so the peak of the process does not move), then shrink the cache back.
+    const cache = this.db.pragma('temp.cache_size', { simple: true }) as number;
+    this.db.pragma('temp.cache_size = -65536');
+    try {
+      this.db.exec(`CREATE INDEX temp.${this.name}_key ON ${this.name} (field, value, row)`);
+    } finally {
+      this.db.pragma(`temp.cache_size = ${cache}`);
+    }
     this.indexed = true;
     this.emptyAtPlan = this.audienceIsEmpty();
   }
@@ -209,6 +217,11 @@ class SqliteAudienceScan implements AudienceScan {
    */
   private tally(refreshBefore: number): { distinct: number; present: number; fresh: number; tombstoned: number; members: number } {
     this.index();
+    if (this.emptyAtPlan) {
+      // A first run: no member to look up.
+      const distinct = (this.db.prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${this.table} GROUP BY field, value)`).get() as { n: number }).n;
+      return { distinct, present: 0, fresh: 0, tombstoned: 0, members: 0 };
+    }
     const row = this.db
       .prepare(
         `SELECT COUNT(*) AS distinct_ids,

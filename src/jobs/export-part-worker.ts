@@ -1,0 +1,73 @@
+/**
+ * Worker thread: reads one part of a CRM export (a byte range of the file, the header record
+ * prepended for parts after the first), normalizes and hashes its identifiers, and posts
+ * them to the main thread in batches, a few at a time (the main thread grants credits as it
+ * stores them), so the queue between the threads stays short and memory flat.
+ */
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { parentPort, workerData } from 'node:worker_threads';
+import { isAdsyncError } from '../errors.js';
+import { readCsv } from '../sources/csv.js';
+import { IdentifierList } from '../state/identifier-list.js';
+import { AudienceRowMapper, mapCsvBatch } from '../transform/audience-records.js';
+import type { ExportPartTask, FromPartWorker, ToPartWorker } from './export-part-messages.js';
+
+const task = workerData as ExportPartTask;
+const port = parentPort;
+let credits = 0;
+let waiting: (() => void) | undefined;
+
+port?.on('message', (message: ToPartWorker) => {
+  if (message.type === 'credit') {
+    credits += message.credits;
+    waiting?.();
+    waiting = undefined;
+  }
+});
+
+function post(message: FromPartWorker): void {
+  port?.postMessage(message);
+}
+
+async function credit(): Promise<void> {
+  while (credits <= 0) await new Promise<void>((resolve) => (waiting = resolve));
+  credits -= 1;
+}
+
+async function* partBytes(): AsyncGenerator<Buffer> {
+  if (task.headerBytes) yield Buffer.from(task.headerBytes);
+  for await (const chunk of createReadStream(task.path, { start: task.start, end: task.end - 1, highWaterMark: 1 << 18 })) yield chunk as Buffer;
+}
+
+async function run(): Promise<void> {
+  const reader = readCsv(
+    { name: task.name, stream: Readable.from(partBytes()), format: task.format },
+    { delimiter: task.delimiter, encoding: task.encoding },
+  );
+  const mapper = new AudienceRowMapper(await reader.header(), task.audience, task.name);
+  let lastRow = 0;
+  for await (const batch of reader.batches()) {
+    const ids = new IdentifierList(Math.max(64, batch.rows.length * 4));
+    const mapped = mapCsvBatch(batch, mapper, ids, task.withValues);
+    for (const r of batch.rows) lastRow = Math.max(lastRow, r.row);
+    for (const r of batch.rejects) lastRow = Math.max(lastRow, r.row);
+    // Lines counted in this part (behind the header record it was given) become lines of the file.
+    if (task.lineOffset !== 0) {
+      for (const entries of mapped.rejects) for (const e of entries) e.line += task.lineOffset;
+      for (const u of mapped.unreadable) u.line += task.lineOffset;
+    }
+    await credit();
+    post({ type: 'batch', ids: ids.toTransferable(), read: mapped.read, valid: mapped.valid, invalid: mapped.invalid, rejects: mapped.rejects, unreadable: mapped.unreadable });
+  }
+  post({ type: 'done', lastRow });
+}
+
+run().catch((error: unknown) => {
+  post({
+    type: 'error',
+    kind: isAdsyncError(error) ? (error.code === 'CONFIG_ERROR' ? 'config' : error.code === 'SOURCE_ERROR' ? 'source' : 'internal') : 'internal',
+    message: error instanceof Error ? error.message : String(error),
+    hint: isAdsyncError(error) ? error.hint : undefined,
+  });
+});

@@ -1,0 +1,284 @@
+/**
+ * Reading a large CRM export on every core: the file is cut at record boundaries
+ * (src/sources/csv-split.ts); the main thread reads, normalizes and hashes the first part
+ * itself and stores every part's identifiers, while worker threads (export-part-worker.ts)
+ * read the other parts. The main thread also stores, so its part is the smaller one; and
+ * each worker is a whole V8 heap, so there is one per extra core, not one per core. The
+ * result is the same as a sequential read: the same identifiers, counts and rejects file,
+ * in row order.
+ *
+ * Row numbers: a part after the first does not know how many rows came before it until the
+ * parts before it are done. Its identifiers are stored with provisional rows (part k counts
+ * from k * PART_ROW_BASE, so the order of rows across parts holds), `displayRow` turns them
+ * into real ones; its rejects wait until the row count of the parts before it is known.
+ *
+ * Falls back (returns false, having undone everything) when the file cannot be cut, or when a
+ * part reports a problem with the source: the sequential read then gives the one authoritative
+ * answer, with the right line numbers.
+ */
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { createReadStream } from 'node:fs';
+import { ConfigError, InternalError, isAdsyncError } from '../errors.js';
+import type { IdentifierType } from '../hash/types.js';
+import { splitCsvFile } from '../sources/csv-split.js';
+import { readCsv } from '../sources/csv.js';
+import { formatOfPath } from '../sources/index.js';
+import { IdentifierList } from '../state/identifier-list.js';
+import type { AudienceScan } from '../state/store.js';
+import { AudienceRowMapper, mapCsvBatch, type RowRejectEntry } from '../transform/audience-records.js';
+import type { ExportPartTask, FromPartWorker, ToPartWorker } from './export-part-messages.js';
+import type { AudienceJob } from './job.js';
+import type { RunContext } from './run-context.js';
+
+/** Provisional rows of part k start at k * PART_ROW_BASE (rows are 32-bit in identifier lists). */
+export const PART_ROW_BASE = 1 << 28;
+/** Smaller files are read on one thread: starting workers would cost more than it saves. */
+export const PARALLEL_MIN_BYTES = 16 * 1024 * 1024;
+/** Larger files are read on one thread: their row numbers would not fit the provisional scheme. */
+const PARALLEL_MAX_BYTES = 2 * 1024 * 1024 * 1024;
+/**
+ * A reading thread holds one batch at a time: a small young generation keeps the garbage of
+ * parsing from piling up (each thread is a whole V8 heap; unbounded, two of them doubled the
+ * peak memory of a 1M-row run).
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: Number(process.env.ADSYNC_WORKER_YOUNG_MB ?? 2) };
+/** The main thread's part, relative to a worker's (it also stores every part's identifiers). */
+const MAIN_THREAD_SHARE = 0.65;
+/** Batches a worker may have posted and not yet stored. */
+const CREDITS = 2;
+/** Rejects of later parts held while an earlier part is still being read; beyond this, they wait. */
+const HELD_REJECTS_LIMIT = 100_000;
+
+export interface ExportReadResult {
+  occurrences: number;
+  invalid: Partial<Record<IdentifierType, number>>;
+  /** Turns a stored (possibly provisional) row into the row of the file. */
+  displayRow: (row: number) => number;
+}
+
+interface PartState {
+  /** Absent for the main thread's own part. */
+  worker: Worker | undefined;
+  done: boolean;
+  lastRow: number;
+  heldRejects: RowRejectEntry[][];
+  heldUnreadable: { row: number; line: number; reason: string }[];
+  creditsOwed: number;
+}
+
+/** A batch of one part, read here or posted by a worker. */
+interface PartBatch {
+  ids: IdentifierList;
+  read: number;
+  valid: number;
+  invalid: Partial<Record<IdentifierType, number>>;
+  rejects: RowRejectEntry[][];
+  unreadable: { row: number; line: number; reason: string }[];
+}
+
+type Failure = { kind: 'config' | 'source' | 'internal'; message: string; hint: string | undefined };
+
+function isLocalFile(path: string): boolean {
+  return !/^https?:\/\//i.test(path);
+}
+
+function failureOf(error: unknown): Failure {
+  if (isAdsyncError(error)) {
+    return { kind: error.code === 'CONFIG_ERROR' ? 'config' : error.code === 'SOURCE_ERROR' ? 'source' : 'internal', message: error.message, hint: error.hint };
+  }
+  return { kind: 'internal', message: error instanceof Error ? error.message : String(error), hint: undefined };
+}
+
+/** Reads the export on several threads; false when it should be read sequentially instead. */
+export async function readExportInParallel(ctx: RunContext, job: AudienceJob, scan: AudienceScan): Promise<ExportReadResult | false> {
+  const threads = Math.min(ctx.settings.readThreads, availableParallelism());
+  if (threads < 2 || !isLocalFile(job.source.path)) return false;
+  const format = job.source.format ?? formatOfPath(job.source.path);
+  if (format !== 'csv' && format !== 'tsv') return false;
+  let split;
+  try {
+    const mainShare = MAIN_THREAD_SHARE / (MAIN_THREAD_SHARE + (threads - 1));
+    const shares = [mainShare, ...Array.from({ length: threads - 2 }, () => (1 - mainShare) / (threads - 1))];
+    split = splitCsvFile(job.source.path, { parts: threads, shares, delimiter: job.source.delimiter, preferTab: format === 'tsv', minBytes: PARALLEL_MIN_BYTES });
+  } catch {
+    return false; // unreadable here: the sequential read reports why
+  }
+  if (!split || (split.parts.at(-1)?.end ?? 0) > PARALLEL_MAX_BYTES) return false;
+  const { summary, counters } = ctx;
+  counters.bytesTotal = split.parts.at(-1)?.end;
+  const headerLines = split.headerBytes.filter((b) => b === 0x0a).length;
+  const invalid: Partial<Record<IdentifierType, number>> = {};
+  let occurrences = 0;
+  let failure: Failure | undefined;
+  const workerUrl = new URL('./export-part-worker.js', import.meta.url);
+  ctx.logger.info({ parts: split.parts.map((p) => [p.start, p.end]) }, `reading the export in ${split.parts.length} parts, one thread each`);
+
+  const parts: PartState[] = split.parts.map((part, k) => {
+    const task: ExportPartTask = {
+      name: job.source.path,
+      path: job.source.path,
+      start: part.start,
+      end: part.end,
+      headerBytes: k === 0 ? undefined : split.headerBytes,
+      format,
+      delimiter: split.delimiter,
+      encoding: job.source.encoding,
+      audience: job.audience,
+      withValues: ctx.options.rejectsWithValues,
+      lineOffset: k === 0 ? 0 : part.linesBefore - headerLines,
+    };
+    const worker = k === 0 ? undefined : new Worker(workerUrl, { workerData: task, resourceLimits: WORKER_LIMITS });
+    return { worker, done: false, lastRow: 0, heldRejects: [], heldUnreadable: [], creditsOwed: 0 };
+  });
+
+  /** Rows of the parts before part k, when all of them are done. */
+  const rowsBefore = (k: number): number | undefined => {
+    let total = 0;
+    for (let j = 0; j < k; j++) {
+      const p = parts[j];
+      if (!p?.done) return undefined;
+      total += p.lastRow;
+    }
+    return total;
+  };
+  const displayRow = (row: number): number => {
+    const k = Math.floor(row / PART_ROW_BASE);
+    return k === 0 ? row : (rowsBefore(k) ?? 0) + (row - k * PART_ROW_BASE);
+  };
+
+  const writeRejects = (k: number, rejects: RowRejectEntry[][], unreadable: { row: number; line: number; reason: string }[]): void => {
+    const before = rowsBefore(k) ?? 0;
+    for (const entries of rejects) ctx.rejects.reject(before === 0 ? entries : entries.map((e) => ({ ...e, row: e.row + before })));
+    for (const u of unreadable) ctx.unreadableRow(u.row + before, u.line, u.reason);
+  };
+
+  /** Writes held rejects of parts whose predecessors are all done, in part order. */
+  const releaseHeld = (): void => {
+    for (let k = 1; k < parts.length; k++) {
+      const p = parts[k];
+      if (!p || rowsBefore(k) === undefined) break;
+      if (p.heldRejects.length > 0 || p.heldUnreadable.length > 0) {
+        writeRejects(k, p.heldRejects, p.heldUnreadable);
+        p.heldRejects = [];
+        p.heldUnreadable = [];
+      }
+      if (p.creditsOwed > 0) {
+        p.worker?.postMessage({ type: 'credit', credits: p.creditsOwed } satisfies ToPartWorker);
+        p.creditsOwed = 0;
+      }
+    }
+  };
+
+  /** Stores a batch of part k; false when its worker must wait before sending more. */
+  const store = async (k: number, batch: PartBatch): Promise<boolean> => {
+    const part = parts[k];
+    if (!part) return true;
+    await scan.add(batch.ids);
+    occurrences += batch.ids.length;
+    summary.read += batch.read;
+    summary.valid += batch.valid;
+    for (const [field, n] of Object.entries(batch.invalid) as [IdentifierType, number][]) invalid[field] = (invalid[field] ?? 0) + n;
+    counters.rowsRead = summary.read;
+    if (rowsBefore(k) !== undefined) {
+      writeRejects(k, batch.rejects, batch.unreadable);
+      return true;
+    }
+    part.heldRejects.push(...batch.rejects);
+    part.heldUnreadable.push(...batch.unreadable);
+    return part.heldRejects.length < HELD_REJECTS_LIMIT;
+  };
+
+  const finishPart = (k: number, lastRow: number): void => {
+    const part = parts[k];
+    if (!part) return;
+    part.done = true;
+    part.lastRow = lastRow;
+    releaseHeld();
+  };
+
+  /** The main thread's own part: the start of the file, header included. */
+  const readOwnPart = async (): Promise<void> => {
+    const first = split.parts[0];
+    if (!first) return;
+    const stream = createReadStream(job.source.path, { start: 0, end: first.end - 1, highWaterMark: 1 << 18 });
+    const reader = readCsv({ name: job.source.path, stream, format }, { delimiter: split.delimiter, encoding: job.source.encoding });
+    const mapper = new AudienceRowMapper(await reader.header(), job.audience, job.source.path);
+    let lastRow = 0;
+    for await (const batch of reader.batches()) {
+      if (failure || ctx.stop.aborted) {
+        await reader.close();
+        return;
+      }
+      const ids = new IdentifierList(Math.max(64, batch.rows.length * 4));
+      const mapped = mapCsvBatch(batch, mapper, ids, ctx.options.rejectsWithValues);
+      for (const r of batch.rows) lastRow = Math.max(lastRow, r.row);
+      for (const r of batch.rejects) lastRow = Math.max(lastRow, r.row);
+      await store(0, mapped);
+    }
+    finishPart(0, lastRow);
+  };
+
+  // Worker messages are handled one at a time, in arrival order: storing a batch is async.
+  let queue = Promise.resolve();
+  const workersSettled = parts.map(
+    (part, k) =>
+      new Promise<void>((resolve) => {
+        const worker = part.worker;
+        if (!worker) {
+          resolve();
+          return;
+        }
+        let settled = false;
+        const settle = (): void => {
+          if (!settled) {
+            settled = true;
+            resolve();
+          }
+        };
+        worker.on('message', (message: FromPartWorker) => {
+          queue = queue.then(async () => {
+            if (failure) return settle();
+            if (message.type === 'batch') {
+              const more = await store(k, { ...message, ids: IdentifierList.fromTransferable(message.ids, k * PART_ROW_BASE) });
+              if (more) worker.postMessage({ type: 'credit', credits: 1 } satisfies ToPartWorker);
+              else part.creditsOwed += 1;
+            } else if (message.type === 'done') {
+              finishPart(k, message.lastRow);
+              settle();
+            } else {
+              failure ??= { kind: message.kind, message: message.message, hint: message.hint };
+              settle();
+            }
+          });
+        });
+        worker.on('error', (error) => {
+          failure ??= { kind: 'internal', message: error.message, hint: undefined };
+          settle();
+        });
+        worker.on('exit', () => settle());
+        worker.postMessage({ type: 'credit', credits: CREDITS } satisfies ToPartWorker);
+      }),
+  );
+
+  const own = readOwnPart().catch((error: unknown) => {
+    failure ??= failureOf(error);
+  });
+  const all = Promise.all([own, ...workersSettled]);
+  const stopped = new Promise<void>((resolve) => ctx.stop.addEventListener('abort', () => resolve(), { once: true }));
+  await Promise.race([all, stopped]);
+  await Promise.all(parts.flatMap((p) => (p.worker ? [p.worker.terminate()] : [])));
+  await own;
+  await queue;
+  if (ctx.stop.aborted) return { occurrences, invalid, displayRow };
+  if (failure) {
+    if (failure.kind === 'config') throw new ConfigError(failure.message, { hint: failure.hint });
+    if (failure.kind === 'internal') throw new InternalError(`reading ${job.source.path} in parallel failed: ${failure.message}`);
+    // A problem with the source (or with where it was cut): read it again, sequentially.
+    ctx.logger.info({ reason: failure.message }, 'reading the export again on one thread');
+    return false;
+  }
+  if (parts.some((p) => !p.done)) throw new InternalError(`reading ${job.source.path} in parallel stopped before the end of a part`);
+  releaseHeld();
+  return { occurrences, invalid, displayRow };
+}
