@@ -13,7 +13,7 @@ import { splitCsvFile } from '../../src/sources/csv-split.js';
 const dir = mkdtempSync(join(tmpdir(), 'adsync-split-'));
 
 function records(text: string | Buffer, delimiter: string): string[][] {
-  return parse<string[]>(text, {
+  return parse(text, {
     delimiter,
     record_delimiter: ['\r\n', '\n'],
     quote: '"',
