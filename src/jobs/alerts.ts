@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import { sendHttp } from '../api/http.js';
-import { NetworkError, RetryableHttpError, ApiRequestError } from '../api/errors.js';
+import { RetryableHttpError, ApiRequestError } from '../api/errors.js';
 import { withRetry } from '../api/retry.js';
 import type { RunSummary } from './summary.js';
 
@@ -25,6 +25,12 @@ export function shouldAlert(summary: RunSummary, rejectRatio: number): AlertDeci
   return { send: false, reason: 'ok' };
 }
 
+/**
+ * The webhook in messages: its origin only. For Slack-style webhooks the path is the secret,
+ * so it never appears in a log line or an error.
+ */
+const WEBHOOK_PATH = '<webhook path>';
+
 export async function sendAlert(url: string, summary: RunSummary, reason: string, logger: Logger): Promise<boolean> {
   const target = new URL(url);
   const body = Buffer.from(JSON.stringify({ event: 'adsync.run', reason, summary }));
@@ -39,17 +45,20 @@ export async function sendAlert(url: string, summary: RunSummary, reason: string
           timeoutMs: 5000,
         });
         if (answer.status >= 500 || answer.status === 429 || answer.status === 408) {
-          throw new RetryableHttpError({ method: 'POST', path: target.pathname, status: answer.status, errors: [] });
+          throw new RetryableHttpError({ method: 'POST', path: WEBHOOK_PATH, status: answer.status, errors: [] });
         }
-        if (answer.status >= 300) throw new ApiRequestError({ method: 'POST', path: target.pathname, status: answer.status, errors: [] });
+        if (answer.status >= 300) throw new ApiRequestError({ method: 'POST', path: WEBHOOK_PATH, status: answer.status, errors: [] });
       },
       { retries: 3, minDelayMs: 250, maxDelayMs: 2000, budgetMs: 15_000 },
     );
-    logger.info({ job: summary.job, webhook: target.origin, reason }, 'alert sent');
+    logger.info({ webhook: target.origin, reason }, 'alert sent');
     return true;
   } catch (error) {
-    const message = error instanceof NetworkError || error instanceof Error ? error.message : String(error);
-    logger.warn({ job: summary.job, webhook: target.origin, error: message }, 'alert could not be delivered');
+    // sendHttp names the path it was given in network errors: put the placeholder back in.
+    const raw = error instanceof Error ? error.message : String(error);
+    let message = raw.split(target.pathname).join(WEBHOOK_PATH);
+    if (target.search) message = message.split(target.search).join('');
+    logger.warn({ webhook: target.origin, error: message }, 'alert could not be delivered');
     return false;
   }
 }

@@ -46,7 +46,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
         `job ${job.name} is already running (lock held by ${h.owner} since ${new Date(h.acquiredAt).toISOString()}, last heartbeat ${new Date(h.heartbeatAt).toISOString()}); nothing was done`,
         { hint: `if that process is gone, the lock expires at ${new Date(h.expiresAt).toISOString()}; or remove it with \`adsync unlock ${job.name}\`` },
       );
-      return { ...summary, status: 'failed', error: error.message, exit_code: ExitCode.failed, duration_ms: Date.now() - started };
+      return { ...summary, status: 'failed', error: `${error.message} (${error.hint ?? ''})`, exit_code: ExitCode.failed, duration_ms: Date.now() - started };
     }
   }
 
@@ -118,7 +118,9 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   }
   if (fatal) {
     summary.status = 'failed';
-    summary.error = scrubSecrets(fatal.hint ? `${fatal.message} (${fatal.hint})` : fatal.message);
+    // A retryable error that ends a run outlived its retries: say so, and that nothing is lost.
+    const hint = fatal.hint ?? (fatal.retryable ? `gave up after retrying within retry.budget_ms (${job.retry.budgetMs} ms); what was not acknowledged is sent by the next run` : undefined);
+    summary.error = scrubSecrets(hint ? `${fatal.message} (${hint})` : fatal.message);
     summary.exit_code = fatal.exitCode;
   } else if (ctx.failures.length > 0) {
     summary.status = 'failed';
