@@ -6,7 +6,7 @@
  */
 import { readCsvSource } from '../sources/index.js';
 import { IdentifierList } from '../state/identifier-list.js';
-import { AudienceRowMapper } from '../transform/audience-records.js';
+import { AudienceRowMapper, mapCsvBatch } from '../transform/audience-records.js';
 import { backfillStart } from './backfill-checkpoint.js';
 import { BackfillWatermark } from './backfill-watermark.js';
 import { audienceKey, type AudienceJob } from './job.js';
@@ -32,28 +32,13 @@ export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promi
 
   async function* identifiers(): AsyncGenerator<IdentifierList> {
     for await (const batch of reader.batches) {
-      const page = new IdentifierList(batch.rows.length * 4);
-      for (const r of batch.rejects) {
-        if (r.row <= startRow) continue;
-        ctx.rejects.reject([{ row: r.row, line: r.line, field: '', reason: r.reason }]);
-        summary.read += 1;
-        lastRowRead = Math.max(lastRowRead, r.row);
-      }
-      for (const row of batch.rows) {
-        if (row.row <= startRow) continue;
-        summary.read += 1;
-        lastRowRead = Math.max(lastRowRead, row.row);
-        const result = mapper.mapInto(row, page);
-        if (result.ok) {
-          summary.valid += 1;
-        } else {
-          ctx.rejects.reject(
-            result.problems.length > 0
-              ? result.problems.map((p) => ({ row: row.row, line: row.line, field: p.field, reason: p.reason, value: row.values[mapper.columnOf(p.field)] }))
-              : [{ row: row.row, line: row.line, field: '', reason: result.reason }],
-          );
-        }
-      }
+      const page = new IdentifierList(Math.max(64, batch.rows.length * 4));
+      const mapped = mapCsvBatch(batch, mapper, page, ctx.options.rejectsWithValues, startRow);
+      for (const entries of mapped.rejects) ctx.rejects.reject(entries);
+      for (const r of batch.rows) lastRowRead = Math.max(lastRowRead, r.row);
+      for (const r of batch.rejects) lastRowRead = Math.max(lastRowRead, r.row);
+      summary.read += mapped.read;
+      summary.valid += mapped.valid;
       counters.rowsRead = summary.read;
       counters.bytesRead = reader.bytesRead();
       yield page;
