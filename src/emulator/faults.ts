@@ -4,7 +4,9 @@
  * - status: that HTTP status with the service's error body (and Retry-After when asked);
  *   nothing is applied;
  * - count_mismatch: the batch is applied, but success_count is one less than the records;
- * - delay: the answer is held back `ms` milliseconds (the request is still applied);
+ * - delay: the answer is held back `ms` milliseconds (the request is still applied); with
+ *   `before: true` the request is held `ms` before the service handles it instead, and one
+ *   whose client has gone away by then is never applied;
  * - drop: the connection is destroyed after part of the request body is read, before any answer;
  * - rate_limit: a 429 TOO_MANY_REQUESTS, with or without x-rate-limit-* headers.
  *
@@ -28,7 +30,7 @@ export const faultSpecSchema = z.discriminatedUnion('kind', [
     times,
   }),
   z.object({ route: routeSchema, kind: z.literal('count_mismatch'), times }),
-  z.object({ route: routeSchema, kind: z.literal('delay'), ms: z.number().int().min(0).max(600_000), times }),
+  z.object({ route: routeSchema, kind: z.literal('delay'), ms: z.number().int().min(0).max(600_000), before: z.boolean().default(false), times }),
   z.object({ route: routeSchema, kind: z.literal('drop'), times }),
   z.object({
     route: routeSchema,

@@ -81,16 +81,23 @@ export function verifyOAuth1(request: SignedRequestView, signer: SignerKind, dep
   }
 
   const formPairs: ParamPair[] = request.form ? [...request.form.entries()] : [];
-  const headerPairs = Object.entries(header).filter(([k]) => k.startsWith('oauth_') && k !== 'oauth_signature');
-  const params: ParamPair[] = [...headerPairs, ...queryPairs(request.url), ...formPairs];
+  const query = queryPairs(request.url);
+  const headerPairs: ParamPair[] = [];
+  for (const name of Object.keys(header)) {
+    if (name.startsWith('oauth_') && name !== 'oauth_signature') headerPairs.push([name, header[name] ?? '']);
+  }
+  const params: ParamPair[] = headerPairs.concat(query, formPairs);
   const expected = hmacSha1Base64(signingKey(consumerSecret, tokenSecret), signatureBaseString(request.method, request.url, params));
   if (!sameText(expected, header.oauth_signature ?? '')) throw unauthorized('the OAuth signature does not match the request');
 
   if (!deps.nonces.claim(consumerKey, header.oauth_nonce ?? '')) throw unauthorized('oauth_nonce was already used');
   if (caller.accessToken?.revoked) throw revokedToken();
 
+  // The protocol parameters as the handlers see them: the header's win over the query's, which win over the form's.
   const oauthParams: Record<string, string> = {};
-  for (const [k, v] of [...formPairs, ...queryPairs(request.url), ...headerPairs]) if (k.startsWith('oauth_')) oauthParams[k] = v;
+  for (const pairs of [formPairs, query, headerPairs]) {
+    for (const [k, v] of pairs) if (k.startsWith('oauth_')) oauthParams[k] = v;
+  }
   caller.oauthParams = oauthParams;
   return caller;
 }

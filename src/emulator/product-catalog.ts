@@ -5,27 +5,81 @@
  */
 import { encodeCursor, type Page } from './pagination.js';
 import type { ProductAttributes } from './product-attributes.js';
+import type { ProductsBody } from './products-body.js';
+import { ProductsById } from './products-by-id.js';
 
-export interface StoredProduct {
-  readonly seq: number;
-  readonly productKey: string;
-  readonly id: string;
-  attributes: ProductAttributes;
-  /** The attributes in a canonical form, to tell an update from NO_CHANGE. */
-  canonical: string;
-  itemGroupId: string | undefined;
-  createdAt: string;
-  updatedAt: string;
-  removed: boolean;
+/**
+ * Where a product's attributes are: in the body of the request that stored them (element
+ * `index` of its products), or, when they are not exactly what was parsed (service-generated
+ * attributes were dropped), in an object of their own.
+ */
+export type AttributesSource = { body: ProductsBody; index: number } | { attributes: ProductAttributes };
+
+export class StoredProduct {
+  removed = false;
+  /** The body holding the attributes (at `index` of its products); undefined when they are `own`. */
+  private body: ProductsBody | undefined = undefined;
+  private index = 0;
+  private own: ProductAttributes | undefined = undefined;
+
+  constructor(
+    readonly seq: number,
+    readonly id: string,
+    source: AttributesSource,
+    /** The item_group_id attribute, when it has one. */
+    public itemGroupId: string | undefined,
+    public createdAt: string,
+    public updatedAt: string,
+  ) {
+    this.keep(source);
+  }
+
+  /** The product_key the service gave the product (it spells its seq). */
+  get productKey(): string {
+    return productKeyOf(this.seq);
+  }
+
+  /** The attributes; the object may be shared, and must not be changed. */
+  get attributes(): ProductAttributes {
+    return this.body !== undefined ? this.body.product(this.index) : (this.own ?? {});
+  }
+
+  /** New attributes, and the item_group_id among them. */
+  replace(source: AttributesSource, itemGroupId: string | undefined): void {
+    this.keep(source);
+    this.itemGroupId = itemGroupId;
+  }
+
+  private keep(source: AttributesSource): void {
+    if ('body' in source) {
+      this.body = source.body;
+      this.index = source.index;
+      this.own = undefined;
+    } else {
+      this.body = undefined;
+      this.own = source.attributes;
+    }
+  }
 }
 
-export function canonicalAttributes(attributes: ProductAttributes): string {
-  return JSON.stringify(Object.keys(attributes).sort().map((k) => [k, attributes[k]]));
+/** The product_key the service gives the product created with `seq`: "pk" and seq in base 36, 8 digits at least. */
+export function productKeyOf(seq: number): string {
+  return `pk${seq.toString(36).padStart(8, '0')}`;
 }
 
-function groupOf(attributes: ProductAttributes): string | undefined {
-  const g = attributes.item_group_id;
-  return typeof g === 'string' ? g : undefined;
+/**
+ * True when both hold the same attributes with the same values, in any order: a PUT of one
+ * over the other is NO_CHANGE. This is equality of their canonical JSON (names sorted), as
+ * the service tells it, without building the JSON: values are strings, or the safe integer
+ * of inventory, for which === is what equal JSON means (0 and -0 both read 0).
+ */
+export function sameAttributes(a: ProductAttributes, b: ProductAttributes): boolean {
+  const names = Object.keys(a);
+  if (names.length !== Object.keys(b).length) return false;
+  for (const name of names) {
+    if (!Object.hasOwn(b, name) || a[name] !== b[name]) return false;
+  }
+  return true;
 }
 
 /** First index whose product has seq > after (products are ordered by seq). */
@@ -42,9 +96,8 @@ function firstAfter(products: readonly StoredProduct[], after: number): number {
 
 export class ProductCatalog {
   deleted = false;
-  private readonly byId = new Map<string, StoredProduct>();
-  private readonly byKey = new Map<string, StoredProduct>();
-  /** Every product by seq; removed ones stay until compaction. */
+  private readonly byId = new ProductsById<StoredProduct>();
+  /** Every product by seq, which its product_key spells; removed ones stay until compaction. */
   private ordered: StoredProduct[] = [];
   private removedInOrdered = 0;
   /** item_group_id -> members by seq. */
@@ -70,7 +123,11 @@ export class ProductCatalog {
   }
 
   getByKey(productKey: string): StoredProduct | undefined {
-    return this.byKey.get(productKey);
+    if (!productKey.startsWith('pk')) return undefined;
+    const seq = Number.parseInt(productKey.slice(2), 36);
+    if (!Number.isSafeInteger(seq)) return undefined;
+    const product = this.ordered[firstAfter(this.ordered, seq - 1)];
+    return product !== undefined && product.seq === seq && !product.removed && product.productKey === productKey ? product : undefined;
   }
 
   /** The service-generated id of an item group, stable for the catalog and item_group_id. */
@@ -84,30 +141,18 @@ export class ProductCatalog {
     return key;
   }
 
-  create(seq: number, productKey: string, id: string, attributes: ProductAttributes, now: string): StoredProduct {
-    const product: StoredProduct = {
-      seq,
-      productKey,
-      id,
-      attributes,
-      canonical: canonicalAttributes(attributes),
-      itemGroupId: groupOf(attributes),
-      createdAt: now,
-      updatedAt: now,
-      removed: false,
-    };
-    this.byId.set(id, product);
-    this.byKey.set(productKey, product);
+  /** A new product; `seq` is above that of every product the catalog holds. */
+  create(seq: number, id: string, source: AttributesSource, itemGroupId: string | undefined, now: string): StoredProduct {
+    const product = new StoredProduct(seq, id, source, itemGroupId, now, now);
+    this.byId.add(product);
     this.ordered.push(product);
     this.joinGroup(product);
     return product;
   }
 
-  update(product: StoredProduct, attributes: ProductAttributes, canonical: string, now: string): void {
+  update(product: StoredProduct, source: AttributesSource, itemGroupId: string | undefined, now: string): void {
     this.leaveGroup(product);
-    product.attributes = attributes;
-    product.canonical = canonical;
-    product.itemGroupId = groupOf(attributes);
+    product.replace(source, itemGroupId);
     product.updatedAt = now;
     this.joinGroup(product);
   }
@@ -116,8 +161,7 @@ export class ProductCatalog {
   remove(product: StoredProduct): void {
     this.leaveGroup(product);
     product.removed = true;
-    this.byId.delete(product.id);
-    this.byKey.delete(product.productKey);
+    this.byId.delete(product);
     this.removedInOrdered += 1;
     if (this.removedInOrdered > 1024 && this.removedInOrdered * 2 > this.ordered.length) {
       this.ordered = this.ordered.filter((p) => !p.removed);
@@ -128,7 +172,6 @@ export class ProductCatalog {
   /** Drops every product (the catalog itself was deleted, which is permanent). */
   removeAll(): void {
     this.byId.clear();
-    this.byKey.clear();
     this.ordered = [];
     this.removedInOrdered = 0;
     this.groups.clear();
@@ -178,9 +221,9 @@ export class ProductCatalog {
     if (!members) {
       members = [];
       this.groups.set(product.itemGroupId, members);
+      this.itemGroupKey(product.itemGroupId);
     }
     members.splice(firstAfter(members, product.seq), 0, product);
-    this.itemGroupKey(product.itemGroupId);
   }
 
   private leaveGroup(product: StoredProduct): void {

@@ -3,6 +3,7 @@
  *   admin paths (/_emulator/*) go straight to their handlers; every other request goes
  *   fault (drop, status, rate_limit, or a flag for delay/count_mismatch)
  *   -> body (one Buffer, at most 5,000,000 bytes, else 413)
+ *   -> a delay fault with before: true holds the request here
  *   -> route (unknown: 404 NOT_FOUND)
  *   -> authentication (OAuth 1.0a, Basic, or none for the browser page)
  *   -> rate limit of the route's family (headers on every answer of a limited family; 429)
@@ -53,8 +54,9 @@ function errorResult(error: EmulatorHttpError, echo: RequestEcho | undefined): R
   return { status: error.status, json: body, headers: { ...error.headers } };
 }
 
-function withHeaders(result: RouteResult, headers: Record<string, string>): RouteResult {
-  return { ...result, headers: { ...headers, ...result.headers } };
+/** The result with the rate-limit headers of its family, when it has some. */
+function withHeaders(result: RouteResult, headers: Record<string, string> | undefined): RouteResult {
+  return headers === undefined ? result : { ...result, headers: { ...headers, ...result.headers } };
 }
 
 function send(res: ServerResponse, result: RouteResult): void {
@@ -105,20 +107,28 @@ class RequestPipeline {
       done('aborted');
       return;
     }
-    const echo: RequestEcho | undefined = isAdsApiPath(url.pathname)
-      ? requestEcho({ pathParams: match?.pathParams ?? {}, params: new RequestParams(url.searchParams, undefined) })
-      : undefined;
+    if (fault?.kind === 'delay' && fault.before) {
+      // The service is slow to take the request up; a client gone meanwhile never had it applied.
+      await wait(fault.ms);
+      if (res.destroyed || req.socket.destroyed) {
+        done('aborted');
+        return;
+      }
+    }
+    // The `request` echo of an answer the pipeline gives itself (handlers echo their own).
+    const echo = (): RequestEcho | undefined =>
+      isAdsApiPath(url.pathname) ? requestEcho({ pathParams: match?.pathParams ?? {}, params: new RequestParams(url.searchParams, undefined) }) : undefined;
     let result: RouteResult;
     if (fault?.kind === 'status' || fault?.kind === 'rate_limit') {
-      result = this.faultResult(fault, match, echo);
+      result = this.faultResult(fault, match, echo());
     } else if (read.kind === 'too_large') {
-      result = errorResult(payloadTooLarge(this.rt.settings.maxBodyBytes), echo);
+      result = errorResult(payloadTooLarge(this.rt.settings.maxBodyBytes), echo());
     } else if (!match) {
-      result = errorResult(notFound(`no route matches ${method} ${url.pathname}`), echo);
+      result = errorResult(notFound(`no route matches ${method} ${url.pathname}`), echo());
     } else {
       result = this.runRoute(match, req, url, read.body, fault?.kind === 'count_mismatch', admin);
     }
-    if (fault?.kind === 'delay') await wait(fault.ms);
+    if (fault?.kind === 'delay' && !fault.before) await wait(fault.ms);
     if (!res.destroyed && !req.socket.destroyed) send(res, result);
     done(result.status);
   }
@@ -162,8 +172,8 @@ class RequestPipeline {
       now: this.rt.settings.now(),
       countMismatch,
     };
-    const echo = isAdsApiPath(url.pathname) ? requestEcho(apiRequest) : undefined;
-    let rateHeaders: Record<string, string> = {};
+    const echo = (): RequestEcho | undefined => (isAdsApiPath(url.pathname) ? requestEcho(apiRequest) : undefined);
+    let rateHeaders: Record<string, string> | undefined;
     try {
       apiRequest.caller = authenticate(route.auth, { method: route.method, url, authorization: req.headers.authorization, form }, this.rt.verifier);
       const family = familyOf(route, apiRequest.params);
@@ -181,13 +191,13 @@ class RequestPipeline {
       }
       return withHeaders(route.handle(apiRequest), rateHeaders);
     } catch (error) {
-      if (error instanceof EmulatorHttpError) return withHeaders(errorResult(error, echo), rateHeaders);
+      if (error instanceof EmulatorHttpError) return withHeaders(errorResult(error, echo()), rateHeaders);
       const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
       (this.rt.settings.logger ?? ((line: string) => process.stderr.write(`${line}\n`)))(
         `emulator: internal error on ${route.method} ${route.pattern}: ${detail}`,
       );
       const internal = new EmulatorHttpError(500, [{ code: 'INTERNAL_ERROR', message: 'the emulator failed on this request' }]);
-      return withHeaders(errorResult(internal, echo), rateHeaders);
+      return withHeaders(errorResult(internal, echo()), rateHeaders);
     }
   }
 }

@@ -11,8 +11,9 @@ import { invalidParameter, missingParameter, type ServiceErrorItem } from '../er
 import { dataAnswer, listAnswer } from '../envelope.js';
 import { readJsonObject } from '../json-body.js';
 import { readPaging } from '../pagination.js';
-import { checkProduct } from '../product-attributes.js';
-import { canonicalAttributes, type ProductCatalog, type StoredProduct } from '../product-catalog.js';
+import { checkProduct, type ProductAttributes } from '../product-attributes.js';
+import { sameAttributes, type AttributesSource, type ProductCatalog, type StoredProduct } from '../product-catalog.js';
+import { ProductsBody } from '../products-body.js';
 import { requireCatalog } from '../record-lookup.js';
 import type { RouteContext } from '../route-context.js';
 import type { RouteDefinition } from '../routing.js';
@@ -40,42 +41,67 @@ export function productJson(catalog: ProductCatalog, product: StoredProduct): Re
   };
 }
 
-function putProducts(store: EmulatorStore, catalog: ProductCatalog, products: unknown[]): ProductResult[] {
-  const idCounts = new Map<string, number>();
+/** How many products of the request carry each string id (an id sent twice voids every instance). */
+function countIds(products: readonly unknown[]): Map<string, number> {
+  const counts = new Map<string, number>();
   for (const p of products) {
     const id = typeof p === 'object' && p !== null && 'id' in p && typeof p.id === 'string' ? p.id : undefined;
-    if (id !== undefined) idCounts.set(id, (idCounts.get(id) ?? 0) + 1);
+    if (id !== undefined) counts.set(id, (counts.get(id) ?? 0) + 1);
   }
+  return counts;
+}
+
+function groupOf(attributes: ProductAttributes): string | undefined {
+  const g = attributes.item_group_id;
+  return typeof g === 'string' ? g : undefined;
+}
+
+/**
+ * `products`: the body's products array as parsed from `body`. A product stored exactly as
+ * parsed is kept as its place in the body (products-body.ts), any other as its own attributes.
+ */
+function putProducts(store: EmulatorStore, catalog: ProductCatalog, products: readonly unknown[], body: Buffer): ProductResult[] {
+  const idCounts = countIds(products);
   const now = store.timestamp();
-  return products.map((raw): ProductResult => {
+  let keptBody: ProductsBody | undefined;
+  const results: ProductResult[] = [];
+  for (let index = 0; index < products.length; index++) {
+    const raw = products[index];
     const check = checkProduct(raw);
-    const existing = check.id === undefined ? undefined : catalog.getById(check.id);
+    const id = check.id;
+    const existing = id === undefined ? undefined : catalog.getById(id);
     const result: ProductResult = {
       warnings: check.warnings,
       errors: check.errors,
       product_key: existing?.productKey ?? null,
-      id: check.id ?? null,
+      id: id ?? null,
       status: 'ERROR',
     };
-    const instances = check.id === undefined ? 0 : (idCounts.get(check.id) ?? 0);
+    results.push(result);
+    const instances = id === undefined ? 0 : (idCounts.get(id) ?? 0);
     if (instances > 1) {
       result.errors = [
-        { code: 'INVALID_PARAMETER', message: `id "${check.id ?? ''}" appears ${instances} times in this request; every instance is ignored`, parameter: 'id' },
+        { code: 'INVALID_PARAMETER', message: `id "${id ?? ''}" appears ${instances} times in this request; every instance is ignored`, parameter: 'id' },
         ...check.errors,
       ];
-      return result;
+      continue;
     }
-    if (check.errors.length > 0 || check.id === undefined) return result;
-    const canonical = canonicalAttributes(check.attributes);
+    const attributes = check.attributes;
+    if (attributes === undefined || id === undefined) continue;
+    if (existing && sameAttributes(existing.attributes, attributes)) {
+      result.status = 'NO_CHANGE';
+      continue;
+    }
+    const source: AttributesSource = attributes === raw ? { body: (keptBody ??= new ProductsBody(body)), index } : { attributes };
     if (!existing) {
-      const seq = store.nextSeq();
-      const created = catalog.create(seq, `pk${seq.toString(36).padStart(8, '0')}`, check.id, check.attributes, now);
-      return { ...result, product_key: created.productKey, status: 'CREATE_SUCCESS' };
+      result.product_key = catalog.create(store.nextSeq(), id, source, groupOf(attributes), now).productKey;
+      result.status = 'CREATE_SUCCESS';
+    } else {
+      catalog.update(existing, source, groupOf(attributes), now);
+      result.status = 'UPDATE_SUCCESS';
     }
-    if (existing.canonical === canonical) return { ...result, status: 'NO_CHANGE' };
-    catalog.update(existing, check.attributes, canonical, now);
-    return { ...result, status: 'UPDATE_SUCCESS' };
-  });
+  }
+  return results;
 }
 
 export function productRoutes(ctx: RouteContext): RouteDefinition[] {
@@ -107,7 +133,7 @@ export function productRoutes(ctx: RouteContext): RouteDefinition[] {
           throw invalidParameter('products', `at most ${MAX_PRODUCTS_PER_PUT} products per request, got ${products.length}`);
         }
         for (const key of Object.keys(body)) if (key !== 'products') throw invalidParameter(key, `unknown member "${key}" of the body`);
-        return dataAnswer(req, { products_response: putProducts(store, catalog, products) });
+        return dataAnswer(req, { products_response: putProducts(store, catalog, products, req.body) });
       },
     },
     {
