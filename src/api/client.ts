@@ -49,6 +49,8 @@ export interface ApiCall {
   token?: TokenCredentials | null;
   /** HTTP Basic credentials instead of OAuth (oauth2/token only). */
   basicAuth?: { user: string; password: string };
+  /** Called before each retry of this call (e.g. so a caller knows a not-found may be its own earlier attempt). */
+  onRetry?: () => void;
 }
 
 export interface ClientStats {
@@ -166,6 +168,7 @@ export class AdsApiClient {
             { method: call.method, path: call.path, attempt: event.attempt, waitMs: event.waitMs, error: event.error.message },
             'retrying API call',
           );
+          call.onRetry?.();
           this.onRetry?.({ ...event, call });
         },
       },

@@ -5,8 +5,10 @@
  * service (ERROR, with its errors), or failed (the request could not be delivered).
  * Acknowledged products are handed to `onAcknowledged` (committed to the state store) as
  * each request completes. A product whose delete the service answers "not found" is already
- * gone from the catalog (deleted outside adsync): it is handed to `onDeleted` and counted
- * apart; any other delete failure is reported and the product stays in the state.
+ * gone from the catalog: it is handed to `onDeleted` and counted apart as deleted outside
+ * adsync, unless the request was retried (then the first attempt, applied but unanswered,
+ * deleted it, and it counts as deleted); any other delete failure is reported and the
+ * product stays in the state.
  */
 import type { AdsApiClient } from '../api/client.js';
 import { AuthError, ForbiddenError, NotFoundError } from '../api/errors.js';
@@ -165,7 +167,10 @@ export async function removeProducts(pages: AsyncIterable<readonly ProductToDele
   const send = async (products: ProductToDelete[]): Promise<void> => {
     if (result.fatal) return;
     try {
-      const answers = await deleteProducts(options.client, options.catalogId, products.map((p) => p.productKey));
+      let retried = false;
+      const answers = await deleteProducts(options.client, options.catalogId, products.map((p) => p.productKey), () => {
+        retried = true;
+      });
       const failed = new Map<string, string>();
       for (const a of answers) if (a.failed_product_key) failed.set(a.failed_product_key, a.message ?? 'not deleted');
       // Gone from the catalog: deleted now, or already (not found). Either way the state forgets it.
@@ -179,7 +184,10 @@ export async function removeProducts(pages: AsyncIterable<readonly ProductToDele
           deleted += 1;
         } else if (NOT_FOUND.test(message)) {
           gone.push(p.id);
-          alreadyGone += 1;
+          // After a retry, "not found" is most likely this run's own earlier attempt, applied
+          // but unanswered (a timeout): that delete was ours.
+          if (retried) deleted += 1;
+          else alreadyGone += 1;
         } else {
           result.deleteFailures.push({ id: p.id, productKey: p.productKey, message });
         }

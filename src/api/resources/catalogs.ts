@@ -98,9 +98,9 @@ export async function putProducts(client: AdsApiClient, catalogId: string, produ
   return env.data;
 }
 
-export async function deleteProducts(client: AdsApiClient, catalogId: string, productKeys: readonly string[]): Promise<DeleteResult[]> {
+export async function deleteProducts(client: AdsApiClient, catalogId: string, productKeys: readonly string[], onRetry?: () => void): Promise<DeleteResult[]> {
   const env = await client.call(
-    { method: 'DELETE', path: productsPath(catalogId), json: { product_keys: productKeys }, family: 'catalog_write' },
+    { method: 'DELETE', path: productsPath(catalogId), json: { product_keys: productKeys }, family: 'catalog_write', onRetry },
     (d) => deleteResponseSchema.parse(d).delete_products,
   );
   return env.data;
