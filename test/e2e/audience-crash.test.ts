@@ -32,8 +32,9 @@ describe('a killed audience upload', () => {
     const lines = ['Id,Email'];
     for (let i = 0; i < ROWS; i++) lines.push(`P${i},User.${i}@Example.com`);
     ws.write('exports/big.csv', `${lines.join('\n')}\n`);
-    // One request at a time so the kill lands between acknowledged and unacknowledged batches.
-    ws.write('big.yaml', 'account_id: emu-account\nconcurrency: 1\nsource: { path: exports/big.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email, partner_user_id: Id }\n');
+    // One request at a time so the kill lands between acknowledged and unacknowledged batches;
+    // a timeout longer than the held answers, so the client waits for them instead of retrying.
+    ws.write('big.yaml', 'account_id: emu-account\nconcurrency: 1\nrequest_timeout_ms: 30000\nsource: { path: exports/big.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email, partner_user_id: Id }\n');
     // The second batch is applied by the service but its answer is held back: the kill
     // comes while it is in flight, so the client never learns it was accepted.
     ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 4000, times: 2 });
@@ -44,7 +45,7 @@ describe('a killed audience upload', () => {
     await new Promise((r) => setTimeout(r, 500));
     child.kill('SIGKILL');
     const killed = await done;
-    expect(killed.signal).toBe('SIGKILL');
+    expect(killed.signal, `exit code ${String(killed.code)}; stderr: ${killed.stderr.slice(-2000)}`).toBe('SIGKILL');
 
     const db = new Database(ws.statePath, { readonly: true });
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
