@@ -61,6 +61,21 @@ export class BareAmpersandMarker {
     return this.mark(input, false);
   }
 
+  /** True when the text so far ends outside CDATA sections, comments and processing instructions. */
+  get inMarkup(): boolean {
+    return this.section === 'markup';
+  }
+
+  /**
+   * What was held back, when the text that follows starts with markup ("<" of a tag): a
+   * reference cut short there is bare. undefined when inside a CDATA section, comment or
+   * processing instruction (the text that follows does not start markup then).
+   */
+  beforeMarkup(): string | undefined {
+    if (this.section !== 'markup') return undefined;
+    return this.carry === '' ? '' : this.end();
+  }
+
   /** What was held back, at the end of the input. */
   end(): string {
     const rest = this.carry;

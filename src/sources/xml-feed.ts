@@ -27,7 +27,7 @@ import { asError, readFailure } from './read-error.js';
 import { BareAmpersandMarker } from './xml-bare-ampersand.js';
 import type { FeedBatch } from './types.js';
 import { Utf8Validator } from './utf8-validator.js';
-import { DEFAULT_XML_FEED_LIMITS, FeedItemCollector, type XmlFeedLimits } from './xml-item-collector.js';
+import { FeedItemCollector, xmlFeedLimits, type XmlFeedLimits } from './xml-item-collector.js';
 import { xmlTextDecoderFor, type XmlTextDecoder } from './xml-text-decoder.js';
 
 export interface XmlFeedOptions {
@@ -49,31 +49,13 @@ class XmlFeedParser {
   private decoder: XmlTextDecoder | undefined;
   private head: Buffer[] = [];
   private headBytes = 0;
-  private charsWithoutMarkup = 0;
-  private eventsSeen = 0;
 
   constructor(
     private readonly name: string,
     private readonly options: XmlFeedOptions,
   ) {
-    const limits = options.limits ?? {};
-    this.collector = new FeedItemCollector(
-      name,
-      {
-        maxDepth: limits.maxDepth ?? DEFAULT_XML_FEED_LIMITS.maxDepth,
-        maxItemChars: limits.maxItemChars ?? DEFAULT_XML_FEED_LIMITS.maxItemChars,
-        maxItemFields: limits.maxItemFields ?? DEFAULT_XML_FEED_LIMITS.maxItemFields,
-      },
-      this.parser,
-    );
-    const parser = this.parser;
-    const collector = this.collector;
-    parser.on('opentag', collector.onOpenTag);
-    parser.on('closetag', collector.onCloseTag);
-    parser.on('text', collector.onText);
-    parser.on('cdata', collector.onText);
-    parser.on('doctype', collector.onDoctype);
-    parser.on('error', collector.onError);
+    this.collector = new FeedItemCollector(name, xmlFeedLimits(options.limits), this.parser);
+    this.collector.listenTo(this.parser);
   }
 
   get line(): number {
@@ -125,15 +107,8 @@ class XmlFeedParser {
 
   private writeText(text: string): void {
     this.parser.write(text);
-    const events = this.collector.events;
-    if (events !== this.eventsSeen) {
-      this.eventsSeen = events;
-      this.charsWithoutMarkup = 0;
-      return;
-    }
-    this.charsWithoutMarkup += text.length;
     const limit = this.options.maxCharsWithoutMarkup ?? DEFAULT_MAX_CHARS_WITHOUT_MARKUP;
-    if (this.charsWithoutMarkup > limit) {
+    if (this.collector.charsWithoutMarkup(text.length) > limit) {
       throw this.collector.failure(
         `more than ${limit} characters without any markup (a text, CDATA, comment or DOCTYPE that large is refused)`,
       );

@@ -26,7 +26,7 @@
  * well-formed, a DOCTYPE that declares entities, nesting deeper than the limit, or a root that
  * is not a feed, is fatal: the handler throws SourceError out of the parser's write().
  */
-import type { SaxesTagPlain } from 'saxes';
+import type { SaxesOptions, SaxesParser, SaxesTagPlain } from 'saxes';
 import { SourceError } from '../errors.js';
 import type { FeedItem, RowReject } from './types.js';
 import { BARE_AMPERSAND_ENTITY } from './xml-bare-ampersand.js';
@@ -56,9 +56,27 @@ export interface ParserPosition {
 
 type Fields = Record<string, string | string[]>;
 
-interface ResolvedName {
+export interface ResolvedName {
   local: string;
   google: boolean;
+}
+
+/** A qualified name resolved with these namespace bindings; an undeclared "g:" is the Google namespace. */
+export function resolveQualifiedName(bindings: ReadonlyMap<string, string>, qualifiedName: string): ResolvedName {
+  const colon = qualifiedName.indexOf(':');
+  const prefix = colon === -1 ? '' : qualifiedName.slice(0, colon);
+  const local = colon === -1 ? qualifiedName : qualifiedName.slice(colon + 1);
+  const uri = bindings.get(prefix);
+  return { local, google: uri === undefined ? prefix === 'g' : uri === GOOGLE_NAMESPACE };
+}
+
+/** The limits of a read: those given, the defaults for the others. */
+export function xmlFeedLimits(limits: Partial<XmlFeedLimits> = {}): XmlFeedLimits {
+  return {
+    maxDepth: limits.maxDepth ?? DEFAULT_XML_FEED_LIMITS.maxDepth,
+    maxItemChars: limits.maxItemChars ?? DEFAULT_XML_FEED_LIMITS.maxItemChars,
+    maxItemFields: limits.maxItemFields ?? DEFAULT_XML_FEED_LIMITS.maxItemFields,
+  };
 }
 
 interface NamespaceUndo {
@@ -71,7 +89,8 @@ type ItemProblem = 'entity' | 'character' | 'character reference';
 
 const FEED_ROOTS: ReadonlySet<string> = new Set(['rss', 'feed', 'RDF', 'channel']);
 const MAX_CACHED_NAMES = 1024;
-const MAX_ITEM_PROBLEMS = 10_000;
+/** Item-level problems a feed may have; the next one is fatal. */
+export const MAX_ITEM_PROBLEMS = 10_000;
 const ENTITY_REFERENCE = /&([^\s&;<]{1,64});/;
 const SAXES_POSITION = /^(?:.*?:)?\d+:\d+: /;
 
@@ -134,6 +153,8 @@ export class FeedItemCollector {
   itemCount = 0;
   /** Count of parser events; the reader watches it to refuse endless stretches without markup. */
   events = 0;
+  private eventsSeen = 0;
+  private charsSinceMarkup = 0;
   sawRoot = false;
   /** Set once a chunk was not valid UTF-8: from then on items are searched for U+FFFD. */
   checkValuesForBadBytes = false;
@@ -158,14 +179,42 @@ export class FeedItemCollector {
   private fieldHasOwnText = false;
 
   private readonly bindings = new Map<string, string>();
-  private readonly undo: NamespaceUndo[] = [];
+  private undo: NamespaceUndo[] = [];
   private readonly names = new Map<string, ResolvedName>();
+  /** Changes whenever the namespace bindings in scope may have changed. */
+  private bindingsChanges = 0;
+  /** The bindings the last fragment started with (names resolved with them stay cached). */
+  private fragmentBindings: readonly (readonly [string, string])[] | undefined;
 
   constructor(
     private readonly name: string,
     private readonly limits: XmlFeedLimits,
     private readonly position: ParserPosition,
   ) {}
+
+  /** Has this collector handle the events of a saxes parser (without namespace handling). */
+  listenTo<O extends SaxesOptions & { xmlns: false }>(parser: SaxesParser<O>): void {
+    parser.on('opentag', this.onOpenTag);
+    parser.on('closetag', this.onCloseTag);
+    parser.on('text', this.onText);
+    parser.on('cdata', this.onText);
+    parser.on('doctype', this.onDoctype);
+    parser.on('error', this.onError);
+  }
+
+  /**
+   * After `chars` characters were written to the parser: how many were written since its last
+   * markup event (0 when there was one meanwhile).
+   */
+  charsWithoutMarkup(chars: number): number {
+    if (this.events !== this.eventsSeen) {
+      this.eventsSeen = this.events;
+      this.charsSinceMarkup = 0;
+      return 0;
+    }
+    this.charsSinceMarkup += chars;
+    return this.charsSinceMarkup;
+  }
 
   /** Items and rejects completed since the last call. */
   takeBatch(): { items: FeedItem[]; rejects: RowReject[] } {
@@ -177,6 +226,61 @@ export class FeedItemCollector {
 
   hasBatch(): boolean {
     return this.items.length > 0 || this.rejects.length > 0;
+  }
+
+  // ---- For the item cutter (xml-cut-feed.ts), which takes items out of the stream this
+  // collector sees and has them parsed on their own (xml-item-parser.ts).
+
+  /** Elements open now. */
+  get openElements(): number {
+    return this.depth;
+  }
+
+  /** True while inside an item. */
+  get insideItem(): boolean {
+    return this.itemDepth !== 0;
+  }
+
+  /** Item-level problems seen so far (see MAX_ITEM_PROBLEMS). */
+  get problems(): number {
+    return this.itemProblems;
+  }
+
+  /** A number that changes whenever the namespace bindings in scope may have changed. */
+  get bindingsVersion(): number {
+    return this.bindingsChanges;
+  }
+
+  /** The namespace bindings in scope (prefix -> URI; '' is the default namespace). */
+  namespaceBindings(): [string, string][] {
+    return [...this.bindings.entries()];
+  }
+
+  /** Counts an item that was cut out of the stream (its row number is taken). */
+  countCutItem(): void {
+    this.itemCount += 1;
+  }
+
+  /**
+   * Prepares this collector to read one item on its own, as if `depth` elements were open
+   * with these namespace bindings and `itemCount` items had been read before it.
+   */
+  startFragment(depth: number, bindings: readonly (readonly [string, string])[], itemCount: number): void {
+    this.items = [];
+    this.rejects = [];
+    this.itemCount = itemCount;
+    this.sawRoot = true;
+    this.depth = depth;
+    this.itemDepth = 0;
+    this.fieldName = undefined;
+    this.itemProblems = 0;
+    if (bindings !== this.fragmentBindings || this.undo.length > 0) {
+      this.undo = [];
+      this.bindings.clear();
+      for (const [prefix, uri] of bindings) this.bindings.set(prefix, uri);
+      this.names.clear();
+      this.fragmentBindings = bindings;
+    }
   }
 
   /** A fatal SourceError at the parser's position. */
@@ -383,6 +487,7 @@ export class FeedItemCollector {
       this.undo.push({ depth, prefix, previous: this.bindings.get(prefix) });
       this.bindings.set(prefix, attributes[key] ?? '');
       this.names.clear();
+      this.bindingsChanges++;
     }
   }
 
@@ -393,16 +498,13 @@ export class FeedItemCollector {
       else this.bindings.set(last.prefix, last.previous);
     }
     this.names.clear();
+    this.bindingsChanges++;
   }
 
   private resolve(qualifiedName: string): ResolvedName {
     const cached = this.names.get(qualifiedName);
     if (cached !== undefined) return cached;
-    const colon = qualifiedName.indexOf(':');
-    const prefix = colon === -1 ? '' : qualifiedName.slice(0, colon);
-    const local = colon === -1 ? qualifiedName : qualifiedName.slice(colon + 1);
-    const uri = this.bindings.get(prefix);
-    const resolved = { local, google: uri === undefined ? prefix === 'g' : uri === GOOGLE_NAMESPACE };
+    const resolved = resolveQualifiedName(this.bindings, qualifiedName);
     if (this.names.size < MAX_CACHED_NAMES) this.names.set(qualifiedName, resolved);
     return resolved;
   }

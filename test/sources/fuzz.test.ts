@@ -13,7 +13,7 @@ import { readCsv } from '../../src/sources/csv.js';
 import { readCsvFeed } from '../../src/sources/csv-feed.js';
 import type { RowReject } from '../../src/sources/types.js';
 import { readXmlFeed } from '../../src/sources/xml-feed.js';
-import { fixturePath, plainItems, readAllFeed, streamCutAt } from './helpers.js';
+import { applyEdits, cutsArbitrary, editArbitrary, fixturePath, plainItems, readAllFeed, streamCutAt } from './helpers.js';
 
 const RUNS = 400;
 /** Far above what one small input takes; a loop that never ends fails here or on the test timeout. */
@@ -27,47 +27,6 @@ const XML_TOKENS = [
   '<', '>', '&', ';', '/', '"', "'", '=', ' ', '\n', '<item>', '</item>', '<entry>', '</entry>', '<g:price>', '</g:price>', '<![CDATA[', ']]>',
   '&amp;', '&nbsp;', '&#0;', '&#x1F600;', '<!--', '-->', '<?xml version="1.0"?>', '<!DOCTYPE x [<!ENTITY a "b">]>', '<!DOCTYPE x>', 'xmlns:g="x"', '\u000b',
 ].map((token) => Buffer.from(token));
-const RAW_BYTES = [Buffer.from([0xff]), Buffer.from([0xc3]), Buffer.from([0x80]), Buffer.from([0xf0, 0x9f]), Buffer.from([0x00])];
-
-type Edit =
-  | { kind: 'insert'; at: number; token: Buffer }
-  | { kind: 'delete'; at: number; length: number }
-  | { kind: 'repeat'; at: number; length: number }
-  | { kind: 'cut'; at: number };
-
-function editArbitrary(tokens: readonly Buffer[]): fc.Arbitrary<Edit> {
-  const at = fc.double({ min: 0, max: 1, noNaN: true });
-  return fc.oneof(
-    fc.record({ kind: fc.constant('insert' as const), at, token: fc.constantFrom(...tokens, ...RAW_BYTES) }),
-    fc.record({ kind: fc.constant('delete' as const), at, length: fc.integer({ min: 1, max: 40 }) }),
-    fc.record({ kind: fc.constant('repeat' as const), at, length: fc.integer({ min: 1, max: 200 }) }),
-    fc.record({ kind: fc.constant('cut' as const), at }),
-  );
-}
-
-function applyEdits(input: Buffer, edits: readonly Edit[]): Buffer {
-  let bytes = input;
-  for (const edit of edits) {
-    const at = Math.floor(edit.at * bytes.length);
-    switch (edit.kind) {
-      case 'insert':
-        bytes = Buffer.concat([bytes.subarray(0, at), edit.token, bytes.subarray(at)]);
-        break;
-      case 'delete':
-        bytes = Buffer.concat([bytes.subarray(0, at), bytes.subarray(at + edit.length)]);
-        break;
-      case 'repeat':
-        bytes = Buffer.concat([bytes.subarray(0, at + edit.length), bytes.subarray(at)]);
-        break;
-      case 'cut':
-        bytes = bytes.subarray(0, at);
-        break;
-    }
-  }
-  return bytes;
-}
-
-const cutsArbitrary = fc.array(fc.integer({ min: 1, max: 20_000 }), { maxLength: 12 });
 
 /**
  * The fixture made longer, so that chunk borders fall well past the first bytes the readers

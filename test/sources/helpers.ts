@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
 import type { ByteSource } from '../../src/sources/byte-source.js';
 import type { CsvReader } from '../../src/sources/csv.js';
 import type { CsvRow, FeedBatch, FeedItem, RowReject } from '../../src/sources/types.js';
@@ -105,3 +106,49 @@ export async function withTempDir<T>(use: (dir: string) => Promise<T>): Promise<
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/** Bytes that are not text (or not UTF-8) for the edits below. */
+export const RAW_BYTES = [Buffer.from([0xff]), Buffer.from([0xc3]), Buffer.from([0x80]), Buffer.from([0xf0, 0x9f]), Buffer.from([0x00])];
+
+/** An edit of an input: a token inserted, bytes deleted or repeated, or the input cut short. */
+export type Edit =
+  | { kind: 'insert'; at: number; token: Buffer }
+  | { kind: 'delete'; at: number; length: number }
+  | { kind: 'repeat'; at: number; length: number }
+  | { kind: 'cut'; at: number };
+
+/** Random edits inserting these tokens (and RAW_BYTES); `at` is a fraction of the input. */
+export function editArbitrary(tokens: readonly Buffer[]): fc.Arbitrary<Edit> {
+  const at = fc.double({ min: 0, max: 1, noNaN: true });
+  return fc.oneof(
+    fc.record({ kind: fc.constant('insert' as const), at, token: fc.constantFrom(...tokens, ...RAW_BYTES) }),
+    fc.record({ kind: fc.constant('delete' as const), at, length: fc.integer({ min: 1, max: 40 }) }),
+    fc.record({ kind: fc.constant('repeat' as const), at, length: fc.integer({ min: 1, max: 200 }) }),
+    fc.record({ kind: fc.constant('cut' as const), at }),
+  );
+}
+
+export function applyEdits(input: Buffer, edits: readonly Edit[]): Buffer {
+  let bytes = input;
+  for (const edit of edits) {
+    const at = Math.floor(edit.at * bytes.length);
+    switch (edit.kind) {
+      case 'insert':
+        bytes = Buffer.concat([bytes.subarray(0, at), edit.token, bytes.subarray(at)]);
+        break;
+      case 'delete':
+        bytes = Buffer.concat([bytes.subarray(0, at), bytes.subarray(at + edit.length)]);
+        break;
+      case 'repeat':
+        bytes = Buffer.concat([bytes.subarray(0, at + edit.length), bytes.subarray(at)]);
+        break;
+      case 'cut':
+        bytes = bytes.subarray(0, at);
+        break;
+    }
+  }
+  return bytes;
+}
+
+/** Random chunk borders (offsets) of an input. */
+export const cutsArbitrary = fc.array(fc.integer({ min: 1, max: 20_000 }), { maxLength: 12 });
