@@ -21,19 +21,28 @@
  * adds cost to every call across modules (~12 µs and ~4 µs there).
  */
 import type { ProductPayload } from '../api/resources/catalogs.js';
+import { sha256Hex } from '../hash/sha256.js';
 import type { FeedItem } from '../sources/types.js';
 import type { FieldMapping } from './field-mapping.js';
 import { fieldResolverFor } from './field-mapping.js';
 import { IDENTIFIER_ATTRIBUTES, PRODUCT_ATTRIBUTES, REQUIRED_ATTRIBUTES } from './product-attributes.js';
 import type { ProductAttribute } from './product-attributes.js';
-import { productContentHash } from './product-content-hash.js';
+import { canonicalProductJson } from './product-content-hash.js';
 import { checkAcrossAttributes } from './product-cross-rules.js';
 import type { AttributeRule, RejectReason, RuleFindings } from './product-rules.js';
 import { ATTRIBUTE_RULES, additionalImageLinks } from './product-rules.js';
 import { quote } from './text-values.js';
 
 export type ProductBuildResult =
-  | { ok: true; id: string; product: ProductPayload; contentHash: string; warnings: string[] }
+  | {
+      ok: true;
+      id: string;
+      product: ProductPayload;
+      /** The product's canonical JSON (product-content-hash.ts): what is hashed, and what is sent. */
+      json: string;
+      contentHash: string;
+      warnings: string[];
+    }
   | { ok: false; id: string | undefined; reasons: RejectReason[] };
 
 /** What the loop needs to know of each attribute, by index into PRODUCT_ATTRIBUTES. */
@@ -141,5 +150,6 @@ export function buildProduct(item: FeedItem, mapping?: FieldMapping): ProductBui
 
   const id = typeof product['id'] === 'string' ? product['id'] : undefined;
   if (findings.reasons.length > 0 || id === undefined) return { ok: false, id, reasons: findings.reasons };
-  return { ok: true, id, product, contentHash: productContentHash(product), warnings: findings.warnings };
+  const json = canonicalProductJson(product);
+  return { ok: true, id, product, json, contentHash: sha256Hex(json), warnings: findings.warnings };
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { buildProduct } from '../../src/transform/index.js';
+import { buildProduct, canonicalProductJson } from '../../src/transform/index.js';
 import type { ProductBuildResult } from '../../src/transform/index.js';
 import { BASE_FIELDS, BASE_PRODUCT, feedItem } from './product-samples.js';
 
@@ -19,9 +19,18 @@ describe('buildProduct: a valid item', () => {
       ok: true,
       id: 'SKU-001',
       product: BASE_PRODUCT,
+      json,
       contentHash: createHash('sha256').update(json).digest('hex'),
       warnings: [],
     });
+  });
+
+  it('gives the canonical JSON it hashed, which is the JSON of the product as sent', () => {
+    const result = buildProduct(feedItem({ additional_image_link: ['https://cdn.example.com/a.jpg', 'https://cdn.example.com/b.jpg'], inventory: '12', color: 'Blue' }));
+    if (!result.ok) throw new Error('expected a product');
+    expect(result.json).toBe(JSON.stringify(result.product));
+    expect(result.json).toBe(canonicalProductJson(result.product));
+    expect(result.contentHash).toBe(createHash('sha256').update(result.json).digest('hex'));
   });
 
   it('normalizes every attribute of a full Google Merchant item', () => {
@@ -100,6 +109,7 @@ describe('buildProduct: attributes that are not sent', () => {
       ok: true,
       id: 'SKU-001',
       product: BASE_PRODUCT,
+      json: canonicalProductJson(BASE_PRODUCT),
       contentHash: buildProductHash(),
       warnings: ['unknown attribute "shipping" is not sent', 'unknown attribute "tax" is not sent', 'unknown attribute "identifier_exists" is not sent'],
     });
