@@ -134,8 +134,16 @@ export interface ScannedProduct {
   /** Line of the feed where the item starts, for the rejects file (0 when unknown). */
   line?: number | undefined;
   contentHash: string;
-  /** The product as sent, serialized JSON. */
-  payload: string;
+  /** The product as sent, serialized JSON (as text, or as its UTF-8 bytes). */
+  payload: string | Buffer;
+  /**
+   * The item's raw fingerprint (SHA-256 of its bytes and of how they are read, see
+   * src/jobs/catalog-feed-scan.ts), when known: saved with the product once the service has
+   * it, so that a later run finding the same bytes skips reading them.
+   */
+  fingerprint?: Buffer | undefined;
+  /** The item's feed warnings (fields not sent...), saved with the fingerprint. */
+  warnings?: readonly string[] | undefined;
 }
 
 /** An occurrence of an id whose item was rejected: the id is in the feed, but not sent. */
@@ -145,8 +153,33 @@ export interface RejectedOccurrence {
   rejected: true;
 }
 
-/** One occurrence of an id in the feed, valid or rejected. */
-export type ScannedOccurrence = ScannedProduct | RejectedOccurrence;
+/**
+ * An occurrence whose raw fingerprint is the one saved for this product: the same bytes, read
+ * the same way, as the product the service has. Unchanged, and never read.
+ */
+export interface UnchangedOccurrence {
+  id: string;
+  row: number;
+  line?: number | undefined;
+  unchanged: true;
+}
+
+/** One occurrence of an id in the feed: valid, rejected, or known unchanged. */
+export type ScannedOccurrence = ScannedProduct | RejectedOccurrence | UnchangedOccurrence;
+
+/** The product whose saved raw fingerprint an item has. */
+export interface FingerprintMatch {
+  id: string;
+  /** The feed warnings the item had when it was read. */
+  warnings: readonly string[];
+}
+
+/** An acknowledged upsert: what the service now holds. */
+export interface CommittedProduct {
+  id: string;
+  contentHash: string | null;
+  productKey: string | null;
+}
 
 export interface CatalogPlanCounts {
   /** Valid products in the feed (after duplicates). */
@@ -159,8 +192,13 @@ export interface CatalogPlanCounts {
   known: number;
 }
 
-export interface ProductToSend extends ScannedProduct {
+export interface ProductToSend {
+  id: string;
+  row: number;
   line: number;
+  contentHash: string;
+  /** The product as sent: serialized JSON, as text or as its UTF-8 bytes. */
+  payload: string | Buffer;
   /** True when the product is not in the saved state. */
   isNew: boolean;
 }
@@ -193,6 +231,13 @@ export interface CatalogScan {
    */
   compareWith(products: AsyncIterable<readonly ServiceProduct[]>): Promise<number>;
   counts(options: { mirror: boolean; full: boolean }): Promise<CatalogPlanCounts>;
+  /**
+   * Saves the raw fingerprints of the feed's items whose products the saved state now holds
+   * as they read (sent and acknowledged, or found unchanged). Returns how many were saved.
+   * commitUpserts forgets a product's fingerprint (its content changed); this saves them all
+   * at once, in one pass, at the end of a run.
+   */
+  saveFingerprints(): Promise<number>;
   /** Products to create or update, in feed order. */
   upserts(options: { full: boolean }, batchSize: number): AsyncGenerator<ProductToSend[]>;
   deletes(batchSize: number): AsyncGenerator<ProductToDelete[]>;
@@ -202,8 +247,15 @@ export interface CatalogScan {
 export interface CatalogState {
   scan(): Promise<CatalogScan>;
   productCount(): Promise<number>;
-  /** Acknowledged upserts: the product's content hash and key as the service now holds them. */
-  commitUpserts(products: readonly { id: string; contentHash: string | null; productKey: string | null }[], sentAt: number): Promise<void>;
+  /** Whether any product has a saved raw fingerprint. */
+  hasFingerprints(): Promise<boolean>;
+  /** For each raw fingerprint, the product it was saved for (undefined when none). */
+  productsByFingerprint(fingerprints: readonly Buffer[]): Promise<(FingerprintMatch | undefined)[]>;
+  /**
+   * Acknowledged upserts: the product's content hash and key as the service now holds them
+   * (its raw fingerprint is forgotten: see CatalogScan.saveFingerprints).
+   */
+  commitUpserts(products: readonly CommittedProduct[], sentAt: number): Promise<void>;
   commitDeletes(ids: readonly string[]): Promise<void>;
   /** Replaces the saved state with what the service holds (content unknown): used when the state was empty or lost. */
   rebuild(products: AsyncIterable<readonly ServiceProduct[]>): Promise<number>;

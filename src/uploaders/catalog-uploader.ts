@@ -83,9 +83,24 @@ function outcomeOf(product: ProductToSend, result: ProductResult | undefined): P
   }
 }
 
-/** The PUT body from the products' serialized payloads, built once. */
+const BODY_START = Buffer.from('{"products":[');
+const BODY_END = Buffer.from(']}');
+
+/** The PUT body from the products' serialized payloads, each copied once. */
 export function productsBody(products: readonly ProductToSend[]): Buffer {
-  return Buffer.from(`{"products":[${products.map((p) => p.payload).join(',')}]}`);
+  let length = BODY_START.length + BODY_END.length + Math.max(0, products.length - 1);
+  for (const p of products) {
+    if (!Buffer.isBuffer(p.payload)) return Buffer.from(`{"products":[${products.map((q) => q.payload.toString()).join(',')}]}`);
+    length += p.payload.length;
+  }
+  const body = Buffer.allocUnsafe(length);
+  let at = BODY_START.copy(body, 0);
+  products.forEach((p, i) => {
+    if (i > 0) body[at++] = 0x2c;
+    at += (p.payload as Buffer).copy(body, at);
+  });
+  BODY_END.copy(body, at);
+  return body;
 }
 
 /**

@@ -97,3 +97,62 @@ describe('catalog state', () => {
     expect(await cat.productKeys(['a'])).toEqual(new Map([['a', 'k-a']]));
   });
 });
+
+describe('raw fingerprints of catalog items', () => {
+  const fp = (n: number) => Buffer.alloc(32, n);
+  const withFp = (id: string, row: number, hash: string, fingerprint: Buffer, warnings: string[] = []) => ({ ...p(id, row, hash), fingerprint, warnings });
+
+  it('are saved for products the state holds as the feed gives them, and found by their bytes', async () => {
+    const s = open();
+    const cat = s.catalog('c1');
+    expect(await cat.hasFingerprints()).toBe(false);
+    await cat.commitUpserts([{ id: 'a', contentHash: 'h1', productKey: 'k-a' }, { id: 'b', contentHash: 'h2', productKey: 'k-b' }, { id: 'c', contentHash: 'old', productKey: 'k-c' }], 1);
+    const scan = await cat.scan();
+    // a: unchanged; b: its earlier occurrence is replaced by a later one; c: changed and not (yet) acknowledged; d: new, not sent.
+    await scan.add([withFp('a', 1, 'h1', fp(1), ['w1']), withFp('b', 2, 'h2', fp(2)), withFp('c', 3, 'new', fp(3)), withFp('b', 4, 'h2', fp(4)), withFp('d', 5, 'h5', fp(5))]);
+    expect(await scan.saveFingerprints()).toBe(2);
+    await scan.close();
+    expect(await cat.hasFingerprints()).toBe(true);
+    expect(await cat.productsByFingerprint([fp(1), fp(2), fp(3), fp(4), fp(5), fp(1)])).toEqual([
+      { id: 'a', warnings: ['w1'] },
+      undefined,
+      undefined,
+      { id: 'b', warnings: [] },
+      undefined,
+      { id: 'a', warnings: ['w1'] },
+    ]);
+    // Another catalog does not see them.
+    expect(await s.catalog('c2').productsByFingerprint([fp(1)])).toEqual([undefined]);
+    // More than one statement's worth of lookups.
+    const many = Array.from({ length: 150 }, (_, i) => (i === 149 ? fp(4) : fp(100 + (i % 50))));
+    const found = await cat.productsByFingerprint(many);
+    expect(found.length).toBe(150);
+    expect(found[149]).toEqual({ id: 'b', warnings: [] });
+    expect(found.slice(0, 149).every((m) => m === undefined)).toBe(true);
+  });
+
+  it('are forgotten when a product changes, and skipped items count as unchanged products of the state', async () => {
+    const s = open();
+    const cat = s.catalog('c1');
+    await cat.commitUpserts([{ id: 'a', contentHash: 'h1', productKey: 'k-a' }, { id: 'b', contentHash: 'h2', productKey: 'k-b' }, { id: 'gone', contentHash: 'hg', productKey: 'k-g' }], 1);
+    let scan = await cat.scan();
+    await scan.add([withFp('a', 1, 'h1', fp(1)), withFp('b', 2, 'h2', fp(2))]);
+    expect(await scan.saveFingerprints()).toBe(2);
+    await scan.close();
+
+    scan = await cat.scan();
+    await scan.add([{ id: 'a', row: 1, line: 3, unchanged: true }, withFp('b', 2, 'h2-new', fp(22)), withFp('n', 3, 'hn', fp(3))]);
+    expect(await scan.counts({ mirror: true, full: false })).toEqual({ products: 3, creates: 1, updates: 1, unchanged: 1, deletes: 1, known: 3 });
+    expect((await collect(scan.upserts({ full: false }, 10))).map((u) => [u.id, u.payload.toString(), u.isNew])).toEqual([
+      ['b', JSON.stringify({ id: 'b', v: 'h2-new' }), false],
+      ['n', JSON.stringify({ id: 'n', v: 'hn' }), true],
+    ]);
+    expect(await collect(scan.deletes(10))).toEqual([{ id: 'gone', productKey: 'k-g' }]);
+    // b acknowledged: its old fingerprint is forgotten, the new one saved at the end; n never acknowledged.
+    await cat.commitUpserts([{ id: 'b', contentHash: 'h2-new', productKey: 'k-b' }], 2);
+    expect(await cat.productsByFingerprint([fp(1), fp(2)])).toEqual([{ id: 'a', warnings: [] }, undefined]);
+    expect(await scan.saveFingerprints()).toBe(1);
+    await scan.close();
+    expect(await cat.productsByFingerprint([fp(1), fp(22), fp(3)])).toEqual([{ id: 'a', warnings: [] }, { id: 'b', warnings: [] }, undefined]);
+  });
+});

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StateError } from '../../src/errors.js';
 import { openStateStore, type StateStore } from '../../src/state/index.js';
+import { MIGRATIONS } from '../../src/state/sqlite/schema.js';
 
 let store: StateStore | undefined;
 const dir = () => mkdtempSync(join(tmpdir(), 'adsync-state-'));
@@ -74,6 +75,33 @@ describe('database', () => {
     const raw = new Database(path, { readonly: true });
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     raw.close();
+  });
+
+  it('opens a database of the previous schema, keeps its catalog state and adds raw fingerprints', async () => {
+    const path = join(dir(), 's.sqlite');
+    const raw = new Database(path);
+    raw.exec(MIGRATIONS[0] ?? '');
+    raw.pragma('user_version = 1');
+    raw.prepare("INSERT INTO catalogs (id, catalog_id) VALUES (1, 'c1')").run();
+    raw.prepare("INSERT INTO catalog_products (catalog, id, content_hash, product_key, sent_at) VALUES (1, 'a', 'h1', 'k-a', 5)").run();
+    raw.close();
+    store = openStateStore(path);
+    const catalog = store.catalog('c1');
+    expect(await catalog.productCount()).toBe(1);
+    expect(await catalog.productKeys(['a'])).toEqual(new Map([['a', 'k-a']]));
+    expect(await catalog.hasFingerprints()).toBe(false);
+    const scan = await catalog.scan();
+    await scan.add([{ id: 'a', row: 1, contentHash: 'h1', payload: '{}', fingerprint: Buffer.alloc(32, 7) }]);
+    expect(await scan.counts({ mirror: true, full: false })).toMatchObject({ products: 1, unchanged: 1 });
+    expect(await scan.saveFingerprints()).toBe(1);
+    await scan.close();
+    expect(await catalog.productsByFingerprint([Buffer.alloc(32, 7)])).toEqual([{ id: 'a', warnings: [] }]);
+    expect(await store.integrityCheck()).toBe('ok');
+    await store.close();
+    store = undefined;
+    const check = new Database(path, { readonly: true });
+    expect(check.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    check.close();
   });
 
   it('refuses a database written by a newer adsync', () => {

@@ -3,16 +3,34 @@
  * service's product_key and when it was sent; and the scan of one feed in a temporary table
  * (last occurrence of an id wins), read back page by page with keyset pagination.
  */
+import type { Statement } from 'better-sqlite3';
+import { InternalError } from '../../errors.js';
 import type {
   CatalogPlanCounts,
   CatalogScan,
   CatalogState,
+  CommittedProduct,
+  FingerprintMatch,
   ProductToDelete,
   ProductToSend,
   ScannedOccurrence,
   ServiceProduct,
 } from '../store.js';
 import type { Db } from './database.js';
+import { PayloadSpool } from './payload-spool.js';
+
+/** Fingerprints looked up per statement. */
+const LOOKUP_BATCH = 64;
+/** Most rows of one commit statement (a PUT holds at most 25 products). */
+const COMMIT_ROWS = 25;
+
+function warningsJson(warnings: readonly string[] | undefined): string | null {
+  return warnings === undefined || warnings.length === 0 ? null : JSON.stringify(warnings);
+}
+
+function warningsOf(json: string | null): string[] {
+  return json === null ? [] : (JSON.parse(json) as string[]);
+}
 
 let tableCounter = 0;
 
@@ -34,6 +52,10 @@ async function fillFromService(db: Db, table: string, products: AsyncIterable<re
 
 export class SqliteCatalogState implements CatalogState {
   private readonly catalog: number;
+  /** Commit statements by row count, prepared once. */
+  private readonly commitStatements = new Map<number, Statement>();
+  private deleteStatement: Statement | undefined;
+  private lookupStatement: Statement | undefined;
 
   constructor(
     private readonly db: Db,
@@ -51,24 +73,76 @@ export class SqliteCatalogState implements CatalogState {
     return Promise.resolve((this.db.prepare('SELECT COUNT(*) AS n FROM catalog_products WHERE catalog = ?').get(this.catalog) as { n: number }).n);
   }
 
-  commitUpserts(products: readonly { id: string; contentHash: string | null; productKey: string | null }[], sentAt: number): Promise<void> {
-    const upsert = this.db.prepare(
-      `INSERT INTO catalog_products (catalog, id, content_hash, product_key, sent_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (catalog, id) DO UPDATE SET content_hash = excluded.content_hash,
-         product_key = COALESCE(excluded.product_key, catalog_products.product_key), sent_at = excluded.sent_at`,
-    );
+  hasFingerprints(): Promise<boolean> {
+    const row = this.db.prepare('SELECT 1 AS found FROM catalog_products WHERE catalog = ? AND raw_fp IS NOT NULL LIMIT 1').get(this.catalog);
+    return Promise.resolve(row !== undefined);
+  }
+
+  productsByFingerprint(fingerprints: readonly Buffer[]): Promise<(FingerprintMatch | undefined)[]> {
+    this.lookupStatement ??= this.db
+      .prepare(`SELECT raw_fp, id, feed_warnings FROM catalog_products WHERE catalog = ? AND raw_fp IN (${Array.from({ length: LOOKUP_BATCH }, () => '?').join(', ')})`)
+      .raw(true);
+    const stmt = this.lookupStatement;
+    const found = new Map<string, FingerprintMatch>();
+    const params: unknown[] = new Array<unknown>(LOOKUP_BATCH + 1);
+    params[0] = this.catalog;
+    for (let from = 0; from < fingerprints.length; from += LOOKUP_BATCH) {
+      for (let i = 0; i < LOOKUP_BATCH; i++) params[i + 1] = fingerprints[from + i] ?? fingerprints[from];
+      for (const [fp, id, warnings] of stmt.all(params) as [Buffer, string, string | null][]) {
+        found.set(fp.toString('latin1'), { id, warnings: warningsOf(warnings) });
+      }
+    }
+    return Promise.resolve(found.size === 0 ? fingerprints.map(() => undefined) : fingerprints.map((fp) => found.get(fp.toString('latin1'))));
+  }
+
+  commitUpserts(products: readonly CommittedProduct[], sentAt: number): Promise<void> {
     this.db.transaction(() => {
-      for (const p of products) upsert.run(this.catalog, p.id, p.contentHash, p.productKey, sentAt);
+      for (let from = 0; from < products.length; from += COMMIT_ROWS) {
+        const rows = Math.min(COMMIT_ROWS, products.length - from);
+        const params: unknown[] = new Array<unknown>(rows * 5);
+        for (let r = 0; r < rows; r++) {
+          const p = products[from + r];
+          if (p === undefined) continue;
+          const at = r * 5;
+          params[at] = this.catalog;
+          params[at + 1] = p.id;
+          params[at + 2] = p.contentHash;
+          params[at + 3] = p.productKey;
+          params[at + 4] = sentAt;
+        }
+        this.commitStatement(rows).run(params);
+      }
     })();
     return Promise.resolve();
   }
 
   commitDeletes(ids: readonly string[]): Promise<void> {
-    const del = this.db.prepare('DELETE FROM catalog_products WHERE catalog = ? AND id = ?');
+    this.deleteStatement ??= this.db.prepare('DELETE FROM catalog_products WHERE catalog = ? AND id = ?');
+    const del = this.deleteStatement;
     this.db.transaction(() => {
       for (const id of ids) del.run(this.catalog, id);
     })();
     return Promise.resolve();
+  }
+
+  /**
+   * The upsert of `rows` acknowledged products (an id appears at most once per PUT). The raw
+   * fingerprint is forgotten: it was that of the bytes of the previous content. (Saving the
+   * new one here would cost a random write in its index per product and request.)
+   */
+  private commitStatement(rows: number): Statement {
+    let stmt = this.commitStatements.get(rows);
+    if (stmt === undefined) {
+      stmt = this.db.prepare(
+        `INSERT INTO catalog_products (catalog, id, content_hash, product_key, sent_at)
+         VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?)').join(', ')}
+         ON CONFLICT (catalog, id) DO UPDATE SET content_hash = excluded.content_hash,
+           product_key = COALESCE(excluded.product_key, catalog_products.product_key), sent_at = excluded.sent_at,
+           raw_fp = NULL, feed_warnings = NULL`,
+      );
+      this.commitStatements.set(rows, stmt);
+    }
+    return stmt;
   }
 
   async rebuild(products: AsyncIterable<readonly ServiceProduct[]>): Promise<number> {
@@ -112,19 +186,21 @@ export class SqliteCatalogState implements CatalogState {
   }
 }
 
-interface UpsertRow {
-  seq: number;
-  id: string;
-  row: number;
-  line: number;
-  content_hash: string;
-  payload: string;
-  is_new: number;
-}
+type UpsertRow = [seq: number, id: string, row: number, line: number, contentHash: string, payloadAt: number | null, payloadLength: number | null, isNew: number];
+
+/** Rows per insert statement of the scan (one call into SQLite per 64 occurrences). */
+const SCAN_ROWS_PER_STATEMENT = 64;
+const SCAN_COLUMNS = 11;
+/** Read a page's payloads in one piece when they lie this close together. */
+const PAYLOAD_GAP_READ_BYTES = 64 * 1024;
 
 class SqliteCatalogScan implements CatalogScan {
   private readonly table: string;
-  private readonly upsert: import('better-sqlite3').Statement;
+  private readonly insertMany: Statement;
+  private readonly insertOne: Statement;
+  private readonly params: unknown[] = new Array<unknown>(SCAN_ROWS_PER_STATEMENT * SCAN_COLUMNS);
+  private filled = 0;
+  private readonly payloads = new PayloadSpool();
   /** What the plan compares with: the saved state, or a temporary copy of the service's list (dry run). */
   private known = 'main.catalog_products';
   private knownIsTemporary = false;
@@ -138,22 +214,54 @@ class SqliteCatalogScan implements CatalogScan {
     const name = tempTableName('scan');
     this.table = `temp.${name}`;
     // valid = 0: the id is in the feed but its item was rejected; kept, never deleted.
-    db.exec(`CREATE TABLE ${this.table} (id TEXT PRIMARY KEY, seq INTEGER NOT NULL, row INTEGER NOT NULL,
-      line INTEGER NOT NULL, valid INTEGER NOT NULL, content_hash TEXT, payload TEXT) WITHOUT ROWID`);
-    db.exec(`CREATE INDEX ${name}_seq ON ${name} (seq)`);
-    this.upsert = db.prepare(
-      `INSERT INTO ${this.table} (id, seq, row, line, valid, content_hash, payload) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, row = excluded.row, line = excluded.line, valid = excluded.valid,
-         content_hash = excluded.content_hash, payload = excluded.payload`,
-    );
+    // same = 1: the item's raw fingerprint is the one saved for the product: unchanged, not
+    // read (no content hash, no payload). payload_at, payload_len: where the payload is in
+    // the spool file. fp, warnings: see ScannedProduct.
+    // Rows in feed order (seq is the rowid): the plan is read in that order by ranges of seq.
+    db.exec(`CREATE TABLE ${this.table} (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, row INTEGER NOT NULL,
+      line INTEGER NOT NULL, valid INTEGER NOT NULL, same INTEGER NOT NULL, content_hash TEXT, payload_at INTEGER,
+      payload_len INTEGER, fp BLOB, warnings TEXT)`);
+    // A later occurrence of an id replaces the earlier one (REPLACE deletes the earlier row),
+    // also within one statement: rows are inserted in order.
+    const head = `INSERT OR REPLACE INTO ${this.table} (id, seq, row, line, valid, same, content_hash, payload_at, payload_len, fp, warnings) VALUES`;
+    const row = `(${Array.from({ length: SCAN_COLUMNS }, () => '?').join(', ')})`;
+    this.insertMany = db.prepare(`${head} ${Array.from({ length: SCAN_ROWS_PER_STATEMENT }, () => row).join(', ')}`);
+    this.insertOne = db.prepare(`${head} ${row}`);
   }
 
   add(batch: readonly ScannedOccurrence[]): Promise<void> {
     this.db.transaction(() => {
+      const params = this.params;
+      const payloads = this.payloads;
       for (const p of batch) {
-        if ('rejected' in p) this.upsert.run(p.id, ++this.seq, p.row, 0, 0, null, null);
-        else this.upsert.run(p.id, ++this.seq, p.row, p.line ?? 0, 1, p.contentHash, p.payload);
+        const at = this.filled * SCAN_COLUMNS;
+        params[at] = p.id;
+        params[at + 1] = ++this.seq;
+        params[at + 2] = p.row;
+        if ('rejected' in p || 'unchanged' in p) {
+          // Not read (rejected, or skipped as unchanged): no content, payload or fingerprint.
+          const unchanged = 'unchanged' in p;
+          params[at + 3] = unchanged ? (p.line ?? 0) : 0;
+          params[at + 4] = unchanged ? 1 : 0;
+          params[at + 5] = unchanged ? 1 : 0;
+          params.fill(null, at + 6, at + SCAN_COLUMNS);
+        } else {
+          params[at + 3] = p.line ?? 0;
+          params[at + 4] = 1;
+          params[at + 5] = 0;
+          params[at + 6] = p.contentHash;
+          params[at + 7] = payloads.append(p.payload);
+          params[at + 8] = payloads.lastLength;
+          params[at + 9] = p.fingerprint ?? null;
+          params[at + 10] = warningsJson(p.warnings);
+        }
+        if (++this.filled === SCAN_ROWS_PER_STATEMENT) {
+          this.insertMany.run(params);
+          this.filled = 0;
+        }
       }
+      for (let r = 0; r < this.filled; r++) this.insertOne.run(params.slice(r * SCAN_COLUMNS, (r + 1) * SCAN_COLUMNS));
+      this.filled = 0;
     })();
     this.occurrences += batch.length;
     return Promise.resolve();
@@ -191,43 +299,89 @@ class SqliteCatalogScan implements CatalogScan {
   }
 
   counts(options: { mirror: boolean; full: boolean }): Promise<CatalogPlanCounts> {
+    const known = (this.db.prepare(`SELECT COUNT(*) AS n FROM ${this.known} WHERE catalog = ?`).get(this.catalog) as { n: number }).n;
+    // Items skipped as unchanged (same = 1) are products of the saved state by construction:
+    // counted without looking them up, unless the plan is against a copy of the service's list.
+    const skipped = this.knownIsTemporary ? 0 : (this.db.prepare(`SELECT COUNT(*) AS n FROM ${this.table} WHERE same = 1`).get() as { n: number }).n;
+    const read = skipped === 0 ? '' : 'AND s.same = 0';
     const row = this.db
       .prepare(
         `SELECT COUNT(*) AS products,
-           SUM(CASE WHEN p.id IS NULL THEN 1 ELSE 0 END) AS creates,
-           SUM(CASE WHEN p.id IS NOT NULL AND ($full OR p.content_hash IS NULL OR p.content_hash != s.content_hash) THEN 1 ELSE 0 END) AS updates
+           SUM(CASE WHEN p.id IS NULL AND s.same = 0 THEN 1 ELSE 0 END) AS creates,
+           SUM(CASE WHEN p.id IS NOT NULL AND s.same = 0 AND ($full OR p.content_hash IS NULL OR p.content_hash != s.content_hash) THEN 1 ELSE 0 END) AS updates
          FROM ${this.table} s LEFT JOIN ${this.known} p ON p.catalog = $catalog AND p.id = s.id
-         WHERE s.valid = 1`,
+         WHERE s.valid = 1 ${read}`,
       )
       .get({ catalog: this.catalog, full: options.full ? 1 : 0 }) as { products: number; creates: number | null; updates: number | null };
-    const known = (this.db.prepare(`SELECT COUNT(*) AS n FROM ${this.known} WHERE catalog = ?`).get(this.catalog) as { n: number }).n;
-    const deletes = options.mirror
-      ? (
-          this.db
-            .prepare(`SELECT COUNT(*) AS n FROM ${this.known} p WHERE p.catalog = ? AND NOT EXISTS (SELECT 1 FROM ${this.table} s WHERE s.id = p.id)`)
-            .get(this.catalog) as { n: number }
-        ).n
-      : 0;
+    let deletes = 0;
+    if (options.mirror) {
+      // Known products not in the feed: all known ones, less those the feed has (read or skipped).
+      const inFeed = (
+        this.db.prepare(`SELECT COUNT(*) AS n FROM ${this.table} s JOIN ${this.known} p ON p.catalog = ? AND p.id = s.id WHERE 1 ${read}`).get(this.catalog) as { n: number }
+      ).n;
+      deletes = known - inFeed - skipped;
+    }
     const creates = row.creates ?? 0;
     const updates = row.updates ?? 0;
-    return Promise.resolve({ products: row.products, creates, updates, unchanged: row.products - creates - updates, deletes, known });
+    const products = row.products + skipped;
+    return Promise.resolve({ products, creates, updates, unchanged: products - creates - updates, deletes, known });
+  }
+
+  saveFingerprints(): Promise<number> {
+    // Only against the saved state itself (not a dry run's copy of the service's list).
+    if (this.knownIsTemporary) return Promise.resolve(0);
+    const changes = this.db
+      .prepare(
+        `UPDATE main.catalog_products AS p SET raw_fp = s.fp, feed_warnings = s.warnings
+         FROM ${this.table} AS s
+         WHERE p.catalog = ? AND p.id = s.id AND s.valid = 1 AND s.same = 0 AND s.fp IS NOT NULL
+           AND p.content_hash = s.content_hash AND p.raw_fp IS NOT s.fp`,
+      )
+      .run(this.catalog).changes;
+    return Promise.resolve(changes);
   }
 
   async *upserts(options: { full: boolean }, batchSize: number): AsyncGenerator<ProductToSend[]> {
-    const stmt = this.db.prepare(
-      `SELECT s.seq, s.id, s.row, s.line, s.content_hash, s.payload, (p.id IS NULL) AS is_new
-       FROM ${this.table} s LEFT JOIN ${this.known} p ON p.catalog = $catalog AND p.id = s.id
-       WHERE s.valid = 1 AND s.seq > $after AND ($full OR p.id IS NULL OR p.content_hash IS NULL OR p.content_hash != s.content_hash)
-       ORDER BY s.seq LIMIT $limit`,
-    );
+    const stmt = this.db
+      .prepare(
+        `SELECT s.seq, s.id, s.row, s.line, s.content_hash, s.payload_at, s.payload_len, (p.id IS NULL) AS is_new
+         FROM ${this.table} s LEFT JOIN ${this.known} p ON p.catalog = $catalog AND p.id = s.id
+         WHERE s.valid = 1 AND s.same = 0 AND s.seq > $after AND ($full OR p.id IS NULL OR p.content_hash IS NULL OR p.content_hash != s.content_hash)
+         ORDER BY s.seq LIMIT $limit`,
+      )
+      .raw(true);
     let after = 0;
     for (;;) {
       const rows = stmt.all({ catalog: this.catalog, after, full: options.full ? 1 : 0, limit: batchSize }) as UpsertRow[];
       if (rows.length === 0) return;
-      after = rows[rows.length - 1]?.seq ?? after;
-      yield rows.map((r) => ({ id: r.id, row: r.row, line: r.line, contentHash: r.content_hash, payload: r.payload, isNew: r.is_new === 1 }));
+      after = rows[rows.length - 1]?.[0] ?? after;
+      const payloads = this.readPayloads(rows);
+      const page: ProductToSend[] = [];
+      for (let i = 0; i < rows.length; i++) {
+        const [, id, row, line, contentHash, , , isNew] = rows[i] as UpsertRow;
+        page.push({ id, row, line, contentHash, payload: payloads[i] as Buffer, isNew: isNew === 1 });
+      }
+      yield page;
       if (rows.length < batchSize) return;
     }
+  }
+
+  /** The payloads of a page of the plan: in one read when they lie close together (a first run), else one by one. */
+  private readPayloads(rows: readonly UpsertRow[]): Buffer[] {
+    let first = Infinity;
+    let end = 0;
+    let total = 0;
+    for (const [, id, , , , at, length] of rows) {
+      if (at === null || length === null) throw new InternalError(`product ${id} is to be sent but its payload is not in the scan`);
+      first = Math.min(first, at);
+      end = Math.max(end, at + length);
+      total += length;
+    }
+    if (end - first <= total + PAYLOAD_GAP_READ_BYTES) {
+      const bytes = this.payloads.read(first, end - first);
+      return rows.map(([, , , , , at, length]) => bytes.subarray((at ?? 0) - first, (at ?? 0) - first + (length ?? 0)));
+    }
+    return rows.map(([, , , , , at, length]) => this.payloads.read(at ?? 0, length ?? 0));
   }
 
   async *deletes(batchSize: number): AsyncGenerator<ProductToDelete[]> {
@@ -247,6 +401,7 @@ class SqliteCatalogScan implements CatalogScan {
   }
 
   close(): Promise<void> {
+    this.payloads.close();
     this.db.exec(`DROP TABLE IF EXISTS ${this.table}`);
     this.dropKnown();
     return Promise.resolve();

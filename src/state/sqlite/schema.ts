@@ -74,4 +74,15 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (catalog, name)
   );
   `,
+  // 2: raw fingerprints of catalog items. raw_fp: SHA-256 of the bytes of the feed item that
+  // gave the product as its content_hash says (and of how it was read: see
+  // src/jobs/catalog-feed-scan.ts); a later run that finds the same bytes skips reading them.
+  // NULL when unknown. feed_warnings: that item's feed warnings (JSON array), NULL for none.
+  // The index answers "which product has these bytes" without reading the table; partial, so
+  // that products without a fingerprint (all of them on a first run) cost it nothing.
+  `
+  ALTER TABLE catalog_products ADD COLUMN raw_fp BLOB;
+  ALTER TABLE catalog_products ADD COLUMN feed_warnings TEXT;
+  CREATE INDEX catalog_products_by_fp ON catalog_products (catalog, raw_fp, feed_warnings) WHERE raw_fp IS NOT NULL;
+  `,
 ];

@@ -1,0 +1,102 @@
+/**
+ * The payloads (product JSON) of a catalog scan, kept out of SQLite: appended to a temporary
+ * file in feed order and read back by (offset, length) when they are sent. A payload is
+ * ~1 KB; in the scan's B-tree, 200,000 of them cost page splits, overflow and page-sized
+ * writes to the temporary database, where here they cost one write per megabyte and, on a
+ * first run, one read per page of the plan. The file is removed as soon as it is opened (on
+ * systems that allow it), so nothing is left behind by a process that dies.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const WRITE_BUFFER_BYTES = 1024 * 1024;
+
+export class PayloadSpool {
+  private readonly fd: number;
+  /** Set when the file could not be removed while open (removed on close). */
+  private readonly pathToRemove: string | undefined;
+  private readonly buffer = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
+  private used = 0;
+  /** Bytes in the file. */
+  private written = 0;
+  private closed = false;
+
+  constructor(dir = tmpdir()) {
+    const path = join(dir, `adsync-payloads-${process.pid}-${randomBytes(6).toString('hex')}`);
+    this.fd = openSync(path, 'wx+', 0o600);
+    let pending: string | undefined;
+    try {
+      unlinkSync(path);
+    } catch {
+      pending = path;
+    }
+    this.pathToRemove = pending;
+  }
+
+  /** Appends one payload (text, or its UTF-8 bytes); returns its offset, and its length in bytes is `lastLength`. */
+  append(payload: string | Buffer): number {
+    if (typeof payload !== 'string') return this.appendBytes(payload);
+    const text = payload;
+    const worst = text.length * 3;
+    if (this.used + worst > this.buffer.length) this.flush();
+    if (worst > this.buffer.length) {
+      return this.appendBytes(Buffer.from(text, 'utf8'));
+    }
+    const at = this.written + this.used;
+    const n = this.buffer.write(text, this.used, 'utf8');
+    this.used += n;
+    this.lastLength = n;
+    return at;
+  }
+
+  /** Bytes of the payload last appended. */
+  lastLength = 0;
+
+  private appendBytes(bytes: Buffer): number {
+    if (this.used + bytes.length > this.buffer.length) this.flush();
+    this.lastLength = bytes.length;
+    if (bytes.length > this.buffer.length) {
+      const at = this.written;
+      this.writeAll(bytes, bytes.length);
+      return at;
+    }
+    const at = this.written + this.used;
+    this.used += bytes.copy(this.buffer, this.used);
+    return at;
+  }
+
+  /** Reads [offset, offset + length) of the payloads. */
+  read(offset: number, length: number): Buffer {
+    if (offset + length > this.written) this.flush();
+    const out = Buffer.allocUnsafe(length);
+    let done = 0;
+    while (done < length) {
+      const n = readSync(this.fd, out, done, length - done, offset + done);
+      if (n === 0) throw new Error(`payload spool: ${length - done} bytes missing at ${offset + done}`);
+      done += n;
+    }
+    return out;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    closeSync(this.fd);
+    if (this.pathToRemove !== undefined) rmSync(this.pathToRemove, { force: true });
+  }
+
+  private flush(): void {
+    if (this.used === 0) return;
+    this.writeAll(this.buffer, this.used);
+    this.used = 0;
+  }
+
+  /** Writes bytes[0, length) at the end of the file. */
+  private writeAll(bytes: Buffer, length: number): void {
+    let done = 0;
+    while (done < length) done += writeSync(this.fd, bytes, done, length - done, this.written + done);
+    this.written += length;
+  }
+}
