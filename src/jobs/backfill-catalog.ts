@@ -63,7 +63,7 @@ export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise
           continue;
         }
         summary.valid += 1;
-        const product: ProductToSend = { id: result.id, row: item.row, line: item.line, contentHash: result.contentHash, payload: JSON.stringify(result.product), isNew: false };
+        const product: ProductToSend = { id: result.id, row: item.row, line: item.line, contentHash: result.contentHash, payload: result.json, isNew: false };
         if (current.has(result.id)) {
           summary.duplicates += 1;
           current.delete(result.id);

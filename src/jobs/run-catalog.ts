@@ -12,57 +12,68 @@
  */
 import { createProductSet, getProductSet, listAllProducts } from '../api/resources/catalogs.js';
 import { NotFoundError } from '../api/errors.js';
-import { readFeedSource } from '../sources/index.js';
-import type { CatalogScan, ScannedOccurrence, ServiceProduct } from '../state/store.js';
-import { buildProduct } from '../transform/index.js';
+import type { CatalogScan, CommittedProduct, ScannedOccurrence, ServiceProduct } from '../state/store.js';
+import { openCatalogFeed } from './catalog-feed-scan.js';
+import { catalogItemReader } from './catalog-workers.js';
 import { emptyCatalogResult, removeProducts, upsertProducts, type CatalogUploadResult, type ProductOutcome } from '../uploaders/catalog-uploader.js';
 import type { CatalogJob } from './job.js';
 import type { RunContext } from './run-context.js';
 
-const PLAN_PAGE = 5000;
+/**
+ * Products per page of the plan. A page's payloads are read from the scan's spool file in one
+ * piece and held until its last request is answered: 1000 keeps that to ~1 MB.
+ */
+const PLAN_PAGE = 1000;
 
-/** Reads the feed into the scan; writes rejects, counts warnings. */
+/**
+ * Reads the feed into the scan; writes rejects, counts warnings. Items whose raw fingerprint
+ * is saved for a product are not read at all (catalog-feed-scan.ts), unless `full`.
+ */
 export async function scanFeed(ctx: RunContext, job: CatalogJob, scan: CatalogScan, skipRows = 0): Promise<void> {
-  const { summary, counters } = ctx;
-  const reader = await readFeedSource(job.source);
+  const { summary, counters, options } = ctx;
+  const catalog = ctx.store.catalog(job.catalog.catalogId);
+  const skipKnown = !options.full && !options.validateOnly && (await catalog.hasFingerprints());
+  const reader = await openCatalogFeed(job, {
+    fingerprints: skipKnown ? catalog : undefined,
+    itemReader: catalogItemReader(ctx, job),
+    onDoubt: (reason, rowsDone) => ctx.logger.info({ reason, rowsDone }, 'reading the rest of the feed with the full XML reader'),
+  });
   counters.bytesTotal = reader.sizeBytes;
   const unsentFields = new Set<string>();
-  for await (const batch of reader.batches) {
+  let notRead = 0;
+  for await (const outcomes of reader.outcomes) {
     // Reading has no effect outside: a stop request ends it at once (the input is released).
     if (ctx.stop.aborted) break;
-    // Items that could not be read (no id known) and items, merged by row: the rejects file
-    // follows the feed. Occurrences go to the scan in feed order, valid and rejected alike,
-    // so that the last occurrence of an id wins.
-    const unreadable = batch.rejects;
-    let next = 0;
-    const rejectUnreadableBefore = (row: number): void => {
-      for (let r = unreadable[next]; r !== undefined && r.row < row; r = unreadable[++next]) {
-        if (r.row > skipRows) {
-          ctx.rejects.reject([{ row: r.row, line: r.line, field: '', reason: r.reason }]);
-          ctx.unreadableRow(r.row, r.line, r.reason);
-        }
-      }
-    };
+    // Outcomes come in feed order, and so do the rejects file and the occurrences in the
+    // scan (valid and rejected alike, so that the last occurrence of an id wins).
     const occurrences: ScannedOccurrence[] = [];
-    for (const item of batch.items) {
-      rejectUnreadableBefore(item.row);
-      if (item.row <= skipRows) continue;
-      const result = buildProduct(item, job.catalog.fields);
-      if (result.ok) {
-        summary.valid += 1;
-        occurrences.push({ id: result.id, row: item.row, line: item.line, contentHash: result.contentHash, payload: JSON.stringify(result.product) });
-        for (const w of result.warnings) unsentFields.add(w);
-      } else {
-        ctx.rejects.reject(result.reasons.map((r) => ({ row: item.row, line: item.line, id: result.id, field: r.field, reason: r.reason })));
-        if (result.id !== undefined) occurrences.push({ id: result.id, row: item.row, rejected: true });
+    for (const o of outcomes) {
+      if (o.row <= skipRows) continue;
+      switch (o.kind) {
+        case 'unchanged':
+        case 'product':
+          // An unchanged product (not read) is a valid occurrence like any other.
+          if (o.kind === 'unchanged') notRead += 1;
+          summary.valid += 1;
+          occurrences.push(o);
+          for (const w of o.warnings) unsentFields.add(w);
+          break;
+        case 'invalid':
+          ctx.rejects.reject(o.reasons.map((r) => ({ row: o.row, line: o.line, id: o.id, field: r.field, reason: r.reason })));
+          if (o.id !== undefined) occurrences.push({ id: o.id, row: o.row, rejected: true });
+          break;
+        case 'unreadable':
+          ctx.rejects.reject([{ row: o.row, line: o.line, field: '', reason: o.reason }]);
+          ctx.unreadableRow(o.row, o.line, o.reason);
+          break;
       }
     }
-    rejectUnreadableBefore(Infinity);
-    summary.read += batch.items.length + batch.rejects.length;
+    summary.read += outcomes.length;
     counters.rowsRead = summary.read;
     counters.bytesRead = reader.bytesRead();
     if (occurrences.length > 0) await scan.add(occurrences);
   }
+  ctx.logger.info({ items: summary.read, unchangedNotRead: notRead }, 'feed read');
   if (unsentFields.size > 0) {
     const list = [...unsentFields].slice(0, 20);
     ctx.logger.info({ warnings: list, more: Math.max(0, unsentFields.size - list.length) }, 'feed warnings (fields that are not sent, values adjusted)');
@@ -85,11 +96,27 @@ export function noteUploadProblems(ctx: RunContext, result: CatalogUploadResult)
   if (result.fatal) throw result.fatal;
 }
 
-/** Commits acknowledged products and writes the service's refusals to the rejects file. */
-export function acknowledge(ctx: RunContext, job: CatalogJob) {
+/** Products acknowledged by the service, committed together (see acknowledge). */
+const COMMIT_EVERY_PRODUCTS = 1000;
+
+/**
+ * Commits acknowledged products and writes the service's refusals to the rejects file. With
+ * `batched`, acknowledged products are committed a thousand at a time (and by flush()): one
+ * transaction per PUT of 25 was most of the state's cost of a large first run. A product
+ * acknowledged and not yet committed when the process dies is sent again by the next run
+ * (the service answers NO_CHANGE): the state may lag behind the service, never run ahead.
+ */
+export function acknowledge(ctx: RunContext, job: CatalogJob, batched = false): ((outcomes: ProductOutcome[]) => Promise<void>) & { flush(): Promise<void> } {
   const catalog = ctx.store.catalog(job.catalog.catalogId);
-  return async (outcomes: ProductOutcome[]): Promise<void> => {
-    const accepted: { id: string; contentHash: string; productKey: string | null }[] = [];
+  let pending: CommittedProduct[] = [];
+  const flush = async (): Promise<void> => {
+    if (pending.length === 0) return;
+    const products = pending;
+    pending = [];
+    await catalog.commitUpserts(products, Date.now());
+  };
+  const commit = async (outcomes: ProductOutcome[]): Promise<void> => {
+    const accepted: CommittedProduct[] = [];
     for (const o of outcomes) {
       if (o.kind === 'rejected') {
         const { row, line, id } = o.product;
@@ -100,9 +127,15 @@ export function acknowledge(ctx: RunContext, job: CatalogJob) {
         if (o.warnings.length > 0) ctx.logger.warn({ id: o.product.id, warnings: o.warnings }, 'the service accepted the product with warnings');
       }
     }
-    await catalog.commitUpserts(accepted, Date.now());
+    if (batched) {
+      pending.push(...accepted);
+      if (pending.length >= COMMIT_EVERY_PRODUCTS) await flush();
+    } else {
+      await catalog.commitUpserts(accepted, Date.now());
+    }
     ctx.counters.sent += outcomes.length;
   };
+  return Object.assign(commit, { flush });
 }
 
 export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void> {
@@ -142,19 +175,24 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
     counters.phase = 'uploading';
     counters.toSend = counts.creates + counts.updates + (allowDeletes ? counts.deletes : 0);
     const result = emptyCatalogResult();
+    const commits = acknowledge(ctx, job, true);
     const uploadOptions = {
       client: ctx.client(),
       catalogId: job.catalog.catalogId,
       concurrency: job.concurrency,
       stop: ctx.stop,
-      onAcknowledged: acknowledge(ctx, job),
+      onAcknowledged: commits,
       onDeleted: async (ids: string[]) => {
         await catalog.commitDeletes(ids);
         counters.sent += ids.length;
       },
       onFailed: (count: number, error: Error) => ctx.logger.error({ error: error.message, products: count }, 'a request could not be delivered'),
     };
-    await upsertProducts(scan.upserts({ full: options.full }, PLAN_PAGE), uploadOptions, result);
+    try {
+      await upsertProducts(scan.upserts({ full: options.full }, PLAN_PAGE), uploadOptions, result);
+    } finally {
+      await commits.flush();
+    }
     if (allowDeletes && counts.deletes > 0 && !result.fatal && !ctx.stop.aborted) {
       await removeProducts(withKnownKeys(ctx, scan.deletes(PLAN_PAGE)), uploadOptions, result);
     }
@@ -165,6 +203,8 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
     summary.unchanged += result.unchanged;
     summary.deleted = result.deleted;
     if (result.warnings > 0) summary.warnings = result.warnings;
+    // The products the service now has as the feed gives them: their items' bytes are known.
+    await scan.saveFingerprints();
     noteUploadProblems(ctx, result);
     if (!ctx.stop.aborted) await ensureProductSets(ctx, job, false);
     counters.phase = 'finishing';

@@ -1,0 +1,222 @@
+/**
+ * The catalog feed read the fast way (src/jobs/catalog-feed-scan.ts: items cut out of the
+ * bytes, skipped when their raw fingerprint is known, read in worker threads) against the
+ * obvious way (readXmlFeed + buildProduct): the same outcomes, rows, lines, products,
+ * rejects and error, and a skipped item is always one that would have given exactly the
+ * product whose fingerprint it has.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { openCatalogFeed, outcomeOfItem, type CatalogFeedReaderFactory, type ItemOutcome } from '../../src/jobs/catalog-feed-scan.js';
+import { itemReaderFactory } from '../../src/jobs/catalog-workers.js';
+import type { CatalogJob } from '../../src/jobs/job.js';
+import { openSource } from '../../src/sources/open.js';
+import { readXmlFeed } from '../../src/sources/xml-feed.js';
+import type { CatalogState, FingerprintMatch } from '../../src/state/store.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'adsync-feed-scan-'));
+let files = 0;
+
+function jobFor(xml: string | Buffer): CatalogJob {
+  const path = join(dir, `feed-${++files}.xml`);
+  writeFileSync(path, xml);
+  return { source: { path }, catalog: { catalogId: 'c', mode: 'mirror', maxDeleteRatio: 1, fields: {}, productSets: [] } } as unknown as CatalogJob;
+}
+
+type Plain = Record<string, unknown>;
+
+function plain(o: ItemOutcome): Plain {
+  switch (o.kind) {
+    case 'product':
+      return { kind: o.kind, row: o.row, line: o.line, id: o.id, contentHash: o.contentHash, payload: o.payload.toString(), warnings: o.warnings };
+    case 'unchanged':
+      return { kind: o.kind, row: o.row, line: o.line, id: o.id, warnings: [...o.warnings] };
+    case 'invalid':
+      return { kind: o.kind, row: o.row, line: o.line, id: o.id, reasons: o.reasons };
+    case 'unreadable':
+      return { kind: o.kind, row: o.row, line: o.line, reason: o.reason };
+  }
+}
+
+interface Read {
+  outcomes: ItemOutcome[];
+  error: string | undefined;
+}
+
+/** The obvious way: the full XML reader, each item built with buildProduct. */
+async function reference(job: CatalogJob): Promise<{ outcomes: Plain[]; error: string | undefined }> {
+  const outcomes: Plain[] = [];
+  let error: string | undefined;
+  try {
+    const source = await openSource(job.source);
+    for await (const batch of readXmlFeed(source, { encoding: source.encoding })) {
+      const all: ItemOutcome[] = [...batch.items.map((item) => outcomeOfItem(item, job)), ...batch.rejects.map((r) => ({ kind: 'unreadable' as const, row: r.row, line: r.line, reason: r.reason }))];
+      outcomes.push(...all.sort((a, b) => a.row - b.row).map(plain));
+    }
+  } catch (thrown) {
+    error = (thrown as Error).message;
+  }
+  return { outcomes, error };
+}
+
+async function fast(job: CatalogJob, options: { state?: Map<string, FingerprintMatch>; itemReader?: CatalogFeedReaderFactory; doubts?: string[] } = {}): Promise<Read> {
+  const known = options.state;
+  const fingerprints =
+    known === undefined ? undefined : ({ productsByFingerprint: (fps: readonly Buffer[]) => Promise.resolve(fps.map((fp) => known.get(fp.toString('hex')))) } as unknown as CatalogState);
+  const outcomes: ItemOutcome[] = [];
+  let error: string | undefined;
+  try {
+    const reader = await openCatalogFeed(job, { fingerprints, itemReader: options.itemReader, onDoubt: (reason) => options.doubts?.push(reason) });
+    for await (const batch of reader.outcomes) outcomes.push(...batch);
+  } catch (thrown) {
+    error = (thrown as Error).message;
+  }
+  return { outcomes, error };
+}
+
+/** What a run saves after a first read: for the last occurrence of each id that is a product, its fingerprint. */
+function savedState(first: Read): { fingerprints: Map<string, FingerprintMatch>; products: Map<string, Plain> } {
+  const last = new Map<string, ItemOutcome>();
+  for (const o of first.outcomes) if ((o.kind === 'product' || o.kind === 'invalid') && o.id !== undefined) last.set(o.id, o);
+  const fingerprints = new Map<string, FingerprintMatch>();
+  const products = new Map<string, Plain>();
+  for (const [id, o] of last) {
+    if (o.kind !== 'product' || o.fingerprint === undefined) continue;
+    fingerprints.set(o.fingerprint.toString('hex'), { id, warnings: o.warnings });
+    products.set(id, plain(o));
+  }
+  return { fingerprints, products };
+}
+
+/** A skipped item stands for the saved product (the same content, hash and warnings) at its own row and line. */
+function resolved(read: Read, products: Map<string, Plain>): { outcomes: Plain[]; error: string | undefined } {
+  return {
+    outcomes: read.outcomes.map((o) => {
+      if (o.kind !== 'unchanged') return plain(o);
+      const saved = products.get(o.id);
+      if (saved === undefined) throw new Error(`skipped item of row ${o.row} has an unknown product ${o.id}`);
+      return { ...saved, row: o.row, line: o.line, warnings: [...o.warnings] };
+    }),
+    error: read.error,
+  };
+}
+
+const G = 'http://base.google.com/ns/1.0';
+const rss = (items: string, channel = `<channel xmlns:g="${G}">`) => `<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0">${channel}<title>t</title>\n${items}</channel></rss>\n`;
+function product(i: number, price = `${(i % 97) + 1}.00 USD`, extra = ''): string {
+  return `<item>\n  <g:id>SKU-${i}</g:id>\n  <title>Product ${i}</title>\n  <description>Desc ${i} &amp; more</description>\n  <g:description>Google desc ${i}</g:description>\n  <link>https://shop.example/p/${i}</link>\n  <g:image_link>https://cdn.example/${i}.jpg</g:image_link>\n  <g:price>${price}</g:price>\n  <g:availability>in stock</g:availability>\n  <g:condition>new</g:condition>\n  <g:brand>Acme</g:brand>${extra}\n</item>\n`;
+}
+
+/** Edits of a feed of products, each a realistic change or a hostile one. */
+const EDITS: readonly ((items: string[], i: number) => void)[] = [
+  (items, i) => (items[i] = product(i, '5.55 USD')), // a changed price
+  (items, i) => (items[i] = product(i, 'free')), // now invalid
+  (items, i) => (items[i] = product(i, undefined, '\n  <g:shipping><g:country>US</g:country></g:shipping>')), // a warning
+  (items, i) => items.splice(i, 0, items[(i * 7) % items.length] ?? ''), // a duplicate of another item, same bytes
+  (items, i) => items.splice(i, 1), // removed
+  (items, i) => (items[i] = `<group xmlns:g="urn:not-google">${items[i] ?? ''}</group>`), // same bytes, another namespace
+  (items, i) => (items[i] = `<group>${items[i] ?? ''}</group>`), // same bytes, deeper
+  (items, i) => (items[i] = (items[i] ?? '').replace('<title>', '<title>&nbsp;')), // an undefined entity: rejected
+  (items, i) => (items[i] = (items[i] ?? '').replace('</title>', '</titel>')), // not well-formed
+  (items, i) => (items[i] = (items[i] ?? '').replace('<item>', '<item xmlns:g="urn:x">')), // rebinding on the item
+  (items, i) => (items[i] = `<!-- ${items[i] ?? ''} -->`), // commented out
+  (items, i) => (items[i] = `<![CDATA[${items[i] ?? ''}]]>`), // hidden in CDATA, between items
+  (items, i) => (items[i] = (items[i] ?? '').replace(/\n/g, '\r\n')), // CR LF
+  (items, i) => (items[i] = `${items[i] ?? ''}<!DOCTYPE x [<!ENTITY e "boom">]>`), // a DOCTYPE with entities mid-feed
+];
+
+describe('the catalog feed read the fast way', () => {
+  it('gives the outcomes of the full reader, and skips only items that give the saved product', async () => {
+    const base = Array.from({ length: 40 }, (_, i) => product(i));
+    const firstJob = jobFor(rss(base.join('')));
+    const first = await fast(firstJob);
+    expect(first.outcomes.map(plain)).toEqual((await reference(firstJob)).outcomes);
+    const { fingerprints, products } = savedState(first);
+    expect(fingerprints.size).toBe(40);
+
+    // The same feed again: every item skipped, nothing read.
+    const again = await fast(jobFor(rss(base.join(''))), { state: fingerprints });
+    expect(again.outcomes.map((o) => o.kind)).toEqual(base.map(() => 'unchanged'));
+
+    let skipped = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: EDITS.length - 1 }), fc.integer({ min: 0, max: 39 })), { maxLength: 5 }),
+        fc.boolean(),
+        fc.constantFrom(`<channel xmlns:g="${G}">`, '<channel>', '<channel xmlns:g="urn:other">', `<channel xmlns:g="${G}" xmlns="${G}">`),
+        fc.constantFrom<Record<string, string>>({}, { description: 'title' }),
+        async (edits, crlf, channel, fields) => {
+          const items = [...base];
+          for (const [edit, at] of edits) EDITS[edit]?.(items, Math.min(at, items.length - 1));
+          let xml = rss(items.join(''), channel);
+          if (crlf) xml = xml.replace(/\n/g, '\r\n');
+          const job = jobFor(xml);
+          job.catalog.fields = fields;
+          const read = await fast(job, { state: fingerprints });
+          skipped += read.outcomes.filter((o) => o.kind === 'unchanged').length;
+          expect(resolved(read, products)).toEqual(await reference(job));
+        },
+      ),
+      { numRuns: Number(process.env.ADSYNC_FUZZ_RUNS ?? 150) },
+    );
+    // The property must not hold by never skipping.
+    expect(skipped).toBeGreaterThan(100);
+  });
+
+  it('never skips an item whose bytes are known but read differently (namespace, depth, field mapping)', async () => {
+    const base = Array.from({ length: 5 }, (_, i) => product(i));
+    const first = await fast(jobFor(rss(base.join(''))));
+    const { fingerprints } = savedState(first);
+    for (const xml of [rss(base.join(''), '<channel xmlns:g="urn:other">'), rss(`<group>${base.join('')}</group>`), rss(base.join(''), `<channel xmlns:g="${G}" xmlns:x="urn:x">`)]) {
+      const read = await fast(jobFor(xml), { state: fingerprints });
+      expect(read.outcomes.filter((o) => o.kind === 'unchanged')).toEqual([]);
+    }
+    const mapped = jobFor(rss(base.join('')));
+    mapped.catalog.fields = { title: 'description' };
+    const read = await fast(mapped, { state: fingerprints });
+    expect(read.outcomes.filter((o) => o.kind === 'unchanged')).toEqual([]);
+    expect(read.outcomes.map(plain)).toEqual((await reference(mapped)).outcomes);
+  });
+
+  it('refuses a DOCTYPE with entities exactly as the full reader does, with fingerprints known or not', async () => {
+    const base = Array.from({ length: 5 }, (_, i) => product(i));
+    const { fingerprints } = savedState(await fast(jobFor(rss(base.join('')))));
+    const xml = rss(base.join('')).replace('<rss', '<!DOCTYPE rss [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;">]>\n<rss').replace('Product 1<', 'Product 1 &lol2;<');
+    const job = jobFor(xml);
+    const expected = await reference(job);
+    expect(expected.error).toMatch(/DOCTYPE|entit/i);
+    for (const state of [undefined, fingerprints]) {
+      const read = await fast(job, { state });
+      expect(read.outcomes.map(plain)).toEqual(expected.outcomes);
+      expect(read.error).toBe(expected.error);
+    }
+  });
+
+  it('reads in worker threads exactly as on one thread, doubts and rejects included', async () => {
+    const items = Array.from({ length: 3000 }, (_, i) => {
+      if (i % 97 === 5) return product(i, 'free');
+      if (i % 89 === 7) return product(i).replace('<title>', '<title>&nbsp;');
+      if (i % 83 === 9) return product(i).replace('<item>', '<item xmlns:g="urn:x">');
+      if (i % 131 === 3) return `<!-- c -->${product(i, undefined, '<g:shipping><g:country>US</g:country></g:shipping>')}`;
+      return product(i);
+    });
+    const workers = itemReaderFactory(jobFor(''), { threads: 1, threshold: 0 });
+    for (const [xml, doubted] of [
+      [rss(items.join('')), false],
+      [rss(items.join('').replace('<title>Product 2500</title>', '<title>Product 2500</titl>')), true],
+    ] as const) {
+      const job = jobFor(xml);
+      const doubts: string[] = [];
+      const read = await fast(job, { itemReader: workers, doubts });
+      const expected = await reference(job);
+      expect(read.outcomes.map(plain)).toEqual(expected.outcomes);
+      expect(read.error).toBe(expected.error);
+      expect(read.outcomes.length).toBeGreaterThan(2400);
+      // Read the fast way up to the malformed item (a doubt would hide a worker's mistakes).
+      expect(doubts.length).toBe(doubted ? 1 : 0);
+    }
+  });
+});
