@@ -15,14 +15,18 @@
  *  - every other item is read (CutItemParser) and built (buildProduct), in worker threads when
  *    there is enough to read (catalog-workers.ts), here otherwise;
  *  - on any doubt the feed is read again with the full reader from the row after the last
- *    outcome given (the feed's own errors come from there).
+ *    outcome given (the feed's own errors come from there). The second read must begin with
+ *    exactly the bytes the first one took (src/sources/read-prefix.ts), or the run fails
+ *    before anything is sent: a feed rewritten meanwhile is never read as a mix of two.
  * CSV and TSV feeds are read with their reader and built here.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import type { ByteSource } from '../sources/byte-source.js';
 import { openSource } from '../sources/open.js';
+import { ReadPrefix } from '../sources/read-prefix.js';
 import { readFeed } from '../sources/read-feed.js';
 import type { FeedBatch, FeedItem, OpenedSource } from '../sources/types.js';
 import { cutXmlFeed, type CutItem } from '../sources/xml-cut-feed.js';
@@ -190,13 +194,15 @@ export async function openCatalogFeed(job: CatalogJob, options: CatalogFeedOptio
   let opened: OpenedSource = await openSource(job.source);
   const sizeBytes = opened.sizeBytes;
   let extra = 0;
-  const reopen = async (): Promise<OpenedSource> => {
+  // A second read must see the same feed as the first: its first bytes are checked against them.
+  const prefix = new ReadPrefix();
+  const first = opened;
+  const reopen = async (): Promise<ByteSource> => {
     extra += opened.bytesRead();
     opened = await openSource(job.source);
-    return opened;
+    return { ...opened, stream: prefix.verify(opened.stream, opened.name) };
   };
-  const first = opened;
-  const outcomes = first.format === 'xml' ? xmlOutcomes(first, reopen, job, options) : fullOutcomes(first, job);
+  const outcomes = first.format === 'xml' ? xmlOutcomes({ ...first, stream: prefix.record(first.stream) }, reopen, job, options) : fullOutcomes(first, job);
   return {
     sizeBytes,
     // After a restart, the bytes read twice count twice: progress may pass 100% a little.
@@ -222,7 +228,7 @@ interface BatchInFlight {
 
 const DEFAULT_READ_AHEAD = 6;
 
-async function* xmlOutcomes(opened: OpenedSource, reopen: () => Promise<OpenedSource>, job: CatalogJob, options: CatalogFeedOptions): AsyncGenerator<ItemOutcome[]> {
+async function* xmlOutcomes(opened: ByteSource, reopen: () => Promise<ByteSource>, job: CatalogJob, options: CatalogFeedOptions): AsyncGenerator<ItemOutcome[]> {
   const state = options.fingerprints;
   const salt = rawFingerprintSalt(job);
   const reader = (options.itemReader ?? ((name: string) => inlineItemReader(name, job)))(opened.name);

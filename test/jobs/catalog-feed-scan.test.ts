@@ -219,4 +219,41 @@ describe('the catalog feed read the fast way', () => {
       expect(doubts.length).toBe(doubted ? 1 : 0);
     }
   });
+
+  it('stops with a clear error, not a mix of two feeds, when the feed changes before the second read', async () => {
+    const items = Array.from({ length: 400 }, (_, i) => product(i));
+    // An item larger than the cutter takes (4 MB) is read again with the full reader: a doubt, not an error.
+    const doubtful = rss(items.join('').replace('Desc 300 &amp; more', 'x'.repeat(4_300_000)));
+    const variants: [string, string | Buffer, RegExp | undefined][] = [
+      ['rewritten the same', doubtful, undefined],
+      ['an early item changed', doubtful.replace('<title>Product 10</title>', '<title>Product 10!</title>'), /changed while adsync was reading it/],
+      ['cut short', doubtful.slice(0, 2000), /changed while adsync was reading it/],
+    ];
+    for (const [what, rewrite, error] of variants) {
+      const job = jobFor(doubtful);
+      const expected = await reference(job);
+      let reread = 0;
+      const outcomes: ItemOutcome[] = [];
+      let failure: string | undefined;
+      try {
+        const reader = await openCatalogFeed(job, {
+          onDoubt: () => {
+            reread += 1;
+            writeFileSync(job.source.path, rewrite);
+          },
+        });
+        for await (const batch of reader.outcomes) outcomes.push(...batch);
+      } catch (thrown) {
+        failure = (thrown as Error).message;
+      }
+      expect(reread, what).toBe(1);
+      if (error === undefined) {
+        expect(outcomes.map(plain), what).toEqual(expected.outcomes);
+        expect(failure, what).toBe(expected.error);
+      } else {
+        expect(failure, what).toMatch(error);
+        expect(failure, what).toContain(job.source.path);
+      }
+    }
+  });
 });
