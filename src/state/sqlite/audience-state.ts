@@ -149,10 +149,11 @@ class SqliteAudienceScan implements AudienceScan {
   /** Builds the (field, value, row) index once, after the last add. */
   private index(): void {
     if (this.indexed) return;
-    // The index is built by one external sort: give it room while it runs (reading is over
-    // by then, so the peak of the process does not move), then shrink the cache back.
+    // The index is built by one external sort: give it some room while it runs, then shrink
+    // the cache back. 16 MB builds the index of 3.3M identifiers as fast as 64 MB did, and the
+    // memory it takes stays with the process (malloc keeps it) until the run ends.
     const cache = this.db.pragma('temp.cache_size', { simple: true }) as number;
-    this.db.pragma('temp.cache_size = -65536');
+    this.db.pragma('temp.cache_size = -16384');
     try {
       this.db.exec(`CREATE INDEX temp.${this.name}_key ON ${this.name} (field, value, row)`);
     } finally {
