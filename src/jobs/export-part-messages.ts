@@ -1,8 +1,8 @@
 /** What the main thread and the export part workers say to each other. */
-import type { IdentifierType } from '../hash/types.js';
+import { isAdsyncError } from '../errors.js';
 import type { SourceFormat } from '../sources/types.js';
 import type { TransferableIdentifierList } from '../state/identifier-list.js';
-import type { AudienceColumnsSpec, RowRejectEntry } from '../transform/audience-records.js';
+import type { AudienceColumnsSpec, MappedBatch } from '../transform/audience-records.js';
 
 export interface ExportPartTask {
   name: string;
@@ -23,15 +23,22 @@ export interface ExportPartTask {
 
 export type ToPartWorker = { type: 'credit'; credits: number };
 
+/** Why a part could not be read: `source` and `config` make the caller read sequentially. */
+export interface PartFailure {
+  kind: 'config' | 'source' | 'internal';
+  message: string;
+  hint: string | undefined;
+}
+
+/** The failure an error thrown while reading a part stands for (in a worker or on the main thread). */
+export function partFailureOf(error: unknown): PartFailure {
+  if (isAdsyncError(error)) {
+    return { kind: error.code === 'CONFIG_ERROR' ? 'config' : error.code === 'SOURCE_ERROR' ? 'source' : 'internal', message: error.message, hint: error.hint };
+  }
+  return { kind: 'internal', message: error instanceof Error ? error.message : String(error), hint: undefined };
+}
+
 export type FromPartWorker =
-  | {
-      type: 'batch';
-      ids: TransferableIdentifierList;
-      read: number;
-      valid: number;
-      invalid: Partial<Record<IdentifierType, number>>;
-      rejects: RowRejectEntry[][];
-      unreadable: { row: number; line: number; reason: string }[];
-    }
+  | ({ type: 'batch'; ids: TransferableIdentifierList } & Omit<MappedBatch, 'ids'>)
   | { type: 'done'; lastRow: number }
-  | { type: 'error'; kind: 'config' | 'source' | 'internal'; message: string; hint: string | undefined };
+  | ({ type: 'error' } & PartFailure);

@@ -7,11 +7,10 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
-import { isAdsyncError } from '../errors.js';
 import { readCsv } from '../sources/csv.js';
 import { IdentifierList } from '../state/identifier-list.js';
 import { AudienceRowMapper, mapCsvBatch } from '../transform/audience-records.js';
-import type { ExportPartTask, FromPartWorker, ToPartWorker } from './export-part-messages.js';
+import { partFailureOf, type ExportPartTask, type FromPartWorker, type ToPartWorker } from './export-part-messages.js';
 
 const task = workerData as ExportPartTask;
 const port = parentPort;
@@ -58,16 +57,11 @@ async function run(): Promise<void> {
       for (const u of mapped.unreadable) u.line += task.lineOffset;
     }
     await credit();
-    post({ type: 'batch', ids: ids.toTransferable(), read: mapped.read, valid: mapped.valid, invalid: mapped.invalid, rejects: mapped.rejects, unreadable: mapped.unreadable });
+    post({ ...mapped, type: 'batch', ids: ids.toTransferable() });
   }
   post({ type: 'done', lastRow });
 }
 
 run().catch((error: unknown) => {
-  post({
-    type: 'error',
-    kind: isAdsyncError(error) ? (error.code === 'CONFIG_ERROR' ? 'config' : error.code === 'SOURCE_ERROR' ? 'source' : 'internal') : 'internal',
-    message: error instanceof Error ? error.message : String(error),
-    hint: isAdsyncError(error) ? error.hint : undefined,
-  });
+  post({ type: 'error', ...partFailureOf(error) });
 });

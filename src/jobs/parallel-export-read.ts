@@ -19,15 +19,15 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { createReadStream } from 'node:fs';
-import { ConfigError, InternalError, isAdsyncError } from '../errors.js';
+import { ConfigError, InternalError } from '../errors.js';
 import type { IdentifierType } from '../hash/types.js';
 import { splitCsvFile } from '../sources/csv-split.js';
 import { readCsv } from '../sources/csv.js';
 import { formatOfPath } from '../sources/index.js';
 import { IdentifierList } from '../state/identifier-list.js';
 import type { AudienceScan } from '../state/store.js';
-import { AudienceRowMapper, mapCsvBatch, type RowRejectEntry } from '../transform/audience-records.js';
-import type { ExportPartTask, FromPartWorker, ToPartWorker } from './export-part-messages.js';
+import { AudienceRowMapper, mapCsvBatch, type MappedBatch, type RowRejectEntry } from '../transform/audience-records.js';
+import { partFailureOf, type ExportPartTask, type FromPartWorker, type PartFailure, type ToPartWorker } from './export-part-messages.js';
 import type { AudienceJob } from './job.js';
 import type { RunContext } from './run-context.js';
 
@@ -63,31 +63,12 @@ interface PartState {
   done: boolean;
   lastRow: number;
   heldRejects: RowRejectEntry[][];
-  heldUnreadable: { row: number; line: number; reason: string }[];
+  heldUnreadable: MappedBatch['unreadable'];
   creditsOwed: number;
 }
 
-/** A batch of one part, read here or posted by a worker. */
-interface PartBatch {
-  ids: IdentifierList;
-  read: number;
-  valid: number;
-  invalid: Partial<Record<IdentifierType, number>>;
-  rejects: RowRejectEntry[][];
-  unreadable: { row: number; line: number; reason: string }[];
-}
-
-type Failure = { kind: 'config' | 'source' | 'internal'; message: string; hint: string | undefined };
-
 function isLocalFile(path: string): boolean {
   return !/^https?:\/\//i.test(path);
-}
-
-function failureOf(error: unknown): Failure {
-  if (isAdsyncError(error)) {
-    return { kind: error.code === 'CONFIG_ERROR' ? 'config' : error.code === 'SOURCE_ERROR' ? 'source' : 'internal', message: error.message, hint: error.hint };
-  }
-  return { kind: 'internal', message: error instanceof Error ? error.message : String(error), hint: undefined };
 }
 
 /** Reads the export on several threads; false when it should be read sequentially instead. */
@@ -110,7 +91,7 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
   const headerLines = split.headerBytes.filter((b) => b === 0x0a).length;
   const invalid: Partial<Record<IdentifierType, number>> = {};
   let occurrences = 0;
-  let failure: Failure | undefined;
+  let failure: PartFailure | undefined;
   const workerUrl = new URL('./export-part-worker.js', import.meta.url);
   ctx.logger.info({ parts: split.parts.map((p) => [p.start, p.end]) }, `reading the export in ${split.parts.length} parts, one thread each`);
 
@@ -171,7 +152,7 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
   };
 
   /** Stores a batch of part k; false when its worker must wait before sending more. */
-  const store = async (k: number, batch: PartBatch): Promise<boolean> => {
+  const store = async (k: number, batch: MappedBatch): Promise<boolean> => {
     const part = parts[k];
     if (!part) return true;
     await scan.add(batch.ids);
@@ -262,7 +243,7 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
   );
 
   const own = readOwnPart().catch((error: unknown) => {
-    failure ??= failureOf(error);
+    failure ??= partFailureOf(error);
   });
   const all = Promise.all([own, ...workersSettled]);
   const stopped = new Promise<void>((resolve) => ctx.stop.addEventListener('abort', () => resolve(), { once: true }));
