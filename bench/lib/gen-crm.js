@@ -21,9 +21,9 @@
  *
  * The file is written to <path>.tmp and renamed when complete, so a cached file is whole.
  */
-import { closeSync, openSync, renameSync, writeSync } from 'node:fs';
 import { buildPhonePools, COUNTRIES } from './phone-pool.js';
 import { mulberry32 } from './prng.js';
+import { generatedFile } from './generated-file.js';
 
 export const CRM_GENERATOR_VERSION = 1;
 
@@ -65,22 +65,8 @@ export function generateCrm({ path, rows, seed, kind }) {
   const counters = Object.fromEntries(countryList.map((c) => [c, 0]));
   const recentEmails = [];
 
-  const tmp = `${path}.tmp`;
-  const fd = openSync(tmp, 'w');
-  let bytes = 0;
-  let out = [];
-  let outLength = 0;
-  const flush = () => {
-    const chunk = out.join('');
-    bytes += writeSync(fd, chunk);
-    out = [];
-    outLength = 0;
-  };
-  const push = (line) => {
-    out.push(line);
-    outLength += line.length;
-    if (outLength > 1 << 20) flush();
-  };
+  const file = generatedFile(path);
+  const push = (text) => file.push(text);
 
   push(kind === 'full' ? 'Customer ID,Name,Email,Phone,Twitter,Country\n' : 'Email\n');
 
@@ -169,8 +155,6 @@ export function generateCrm({ path, rows, seed, kind }) {
     if (junk === 3) push(`,${name},,,,${countryCell}\n`);
     else push(`${id},${name},${email.includes(',') || email.includes(';') ? `"${email}"` : email},${phone},${handle},${countryCell}\n`);
   }
-  flush();
-  closeSync(fd);
-  renameSync(tmp, path);
+  const bytes = file.finish();
   return { rows, bytes };
 }

@@ -12,8 +12,8 @@
  * ~1.5% of items are invalid: an http:// link, a comma decimal price, no brand/gtin/mpn, or
  * a title longer than 150 characters.
  */
-import { closeSync, openSync, renameSync, writeSync } from 'node:fs';
 import { mulberry32 } from './prng.js';
+import { generatedFile } from './generated-file.js';
 
 export const FEED_GENERATOR_VERSION = 1;
 
@@ -54,21 +54,8 @@ function price(rng) {
 /** Writes `items` items to `path`. Returns {items, bytes}. */
 export function generateFeed({ path, items, seed }) {
   const rng = mulberry32(seed ^ 0xfeed);
-  const tmp = `${path}.tmp`;
-  const fd = openSync(tmp, 'w');
-  let bytes = 0;
-  let out = [];
-  let outLength = 0;
-  const flush = () => {
-    bytes += writeSync(fd, out.join(''));
-    out = [];
-    outLength = 0;
-  };
-  const push = (s) => {
-    out.push(s);
-    outLength += s.length;
-    if (outLength > 1 << 20) flush();
-  };
+  const file = generatedFile(path);
+  const push = (text) => file.push(text);
   push(
     '<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0" xmlns:g="http://base.google.com/ns/1.0">\n  <channel>\n' +
       '    <title>Acme Outdoor product feed</title>\n    <link>https://shop.example.com</link>\n    <description>Benchmark feed</description>\n',
@@ -118,8 +105,6 @@ export function generateFeed({ path, items, seed }) {
     push(s);
   }
   push('  </channel>\n</rss>\n');
-  flush();
-  closeSync(fd);
-  renameSync(tmp, path);
+  const bytes = file.finish();
   return { items, bytes };
 }
