@@ -348,8 +348,34 @@ async function adsyncRepeated(ws, emulator, label, opts, repeat = opts.repeat) {
 }
 
 /** The diagnostics of a run that every row carries. */
-function details(run) {
-  return { phases: run.phases, emulator_after: run.emulator_after, memory: run.memory, rss_timeline_mb: run.rss_timeline_mb, profile: run.profile };
+/** The row fields every adsync run gives: times, rate over `count` `unit`s, memory, CPU, requests, and its details. */
+function measured(run, count, unit) {
+  return {
+    wall_s: run.wall_s,
+    rate_per_s: count / run.wall_s,
+    unit,
+    peak_rss_mb: run.peak_rss_mb,
+    cpu_s: run.cpu_s,
+    emulator_cpu_s: run.emulator_cpu_s,
+    other_cpu_s: run.other_cpu_s,
+    requests_sent: run.requests.total,
+    requests: run.requests,
+    adsync_summary: run.summary,
+    runs: run.runs,
+    phases: run.phases,
+    emulator_after: run.emulator_after,
+    memory: run.memory,
+    rss_timeline_mb: run.rss_timeline_mb,
+    profile: run.profile,
+  };
+}
+
+/** Before each measured first run: an empty emulator and no state. */
+function freshStart(ws, emulator) {
+  return async () => {
+    await emulator.reset();
+    ws.resetState();
+  };
 }
 
 /** What the emulator holds after a run: audience members per field, catalog products. */
@@ -435,10 +461,7 @@ async function audienceGroup(opts, rows, results) {
       emulator,
       label: '1',
       opts,
-      before: async () => {
-        await emulator.reset();
-        ws.resetState();
-      },
+      before: freshStart(ws, emulator),
     });
     const refRate = opts.rows / reference.wall_s;
     results.raw.audienceFirst = first;
@@ -448,25 +471,14 @@ async function audienceGroup(opts, rows, results) {
         scenario: '1',
         title: 'Audience, first run (email, phone, handle, partner id)',
         input: inputOf(file, opts.rows, 'rows'),
-        wall_s: first.wall_s,
-        rate_per_s: opts.rows / first.wall_s,
-        unit: 'rows',
-        peak_rss_mb: first.peak_rss_mb,
-        cpu_s: first.cpu_s,
-        emulator_cpu_s: first.emulator_cpu_s,
-        other_cpu_s: first.other_cpu_s,
-        requests_sent: first.requests.total,
+        ...measured(first, opts.rows, 'rows'),
         requests_users: usersRequests(first.requests),
-        requests: first.requests,
         reference: { ...reference, rate_per_s: refRate },
         ratio_to_reference: ratio,
         ratio_label: 'wall / reference wall',
         target: 'wall <= 0.75x reference; peak RSS <= 250 MB',
         checks: [check('wall / reference', ratio, '<=', 0.75), check('peak RSS MB', first.peak_rss_mb, '<=', 250), check('adsync exit code', first.exit_code, '==', 0)],
-        adsync_summary: first.summary,
         sanity: phoneSanity(reference, first.summary),
-        runs: first.runs,
-        ...details(first),
       }),
     );
     if (!opts.selected.has('2')) return;
@@ -477,24 +489,13 @@ async function audienceGroup(opts, rows, results) {
         scenario: '2',
         title: 'Audience, unchanged re-run of scenario 1 (must send nothing)',
         input: inputOf(file, opts.rows, 'rows'),
-        wall_s: again.wall_s,
-        rate_per_s: opts.rows / again.wall_s,
-        unit: 'rows',
-        peak_rss_mb: again.peak_rss_mb,
-        cpu_s: again.cpu_s,
-        emulator_cpu_s: again.emulator_cpu_s,
-        other_cpu_s: again.other_cpu_s,
-        requests_sent: again.requests.total,
+        ...measured(again, opts.rows, 'rows'),
         requests_users: usersRequests(again.requests),
-        requests: again.requests,
         reference: { script: reference.script, wall_s: reference.wall_s, rate_per_s: refRate, note: "scenario 1's reference loop" },
         ratio_to_reference: ratio2,
         ratio_label: 'wall / reference wall',
         target: 'wall <= 0.8x reference; 0 requests to the users endpoint',
         checks: [check('wall / reference', ratio2, '<=', 0.8), check('users endpoint requests', usersRequests(again.requests), '==', 0), check('adsync exit code', again.exit_code, '==', 0)],
-        adsync_summary: again.summary,
-        runs: again.runs,
-        ...details(again),
       }),
     );
   });
@@ -511,10 +512,7 @@ async function emailGroup(opts, rows, results) {
       emulator,
       label: '1b',
       opts,
-      before: async () => {
-        await emulator.reset();
-        ws.resetState();
-      },
+      before: freshStart(ws, emulator),
     });
     results.raw.emailFirst = first;
     const ratio = first.wall_s / reference.wall_s;
@@ -523,24 +521,13 @@ async function emailGroup(opts, rows, results) {
         scenario: '1b',
         title: 'Audience, first run, email-only export',
         input: inputOf(file, opts.rows, 'rows'),
-        wall_s: first.wall_s,
-        rate_per_s: opts.rows / first.wall_s,
-        unit: 'rows',
-        peak_rss_mb: first.peak_rss_mb,
-        cpu_s: first.cpu_s,
-        emulator_cpu_s: first.emulator_cpu_s,
-        other_cpu_s: first.other_cpu_s,
-        requests_sent: first.requests.total,
+        ...measured(first, opts.rows, 'rows'),
         requests_users: usersRequests(first.requests),
-        requests: first.requests,
         reference: { ...reference, rate_per_s: opts.rows / reference.wall_s },
         ratio_to_reference: ratio,
         ratio_label: 'wall / reference wall',
         target: 'wall <= 1.0x reference',
         checks: [check('wall / reference', ratio, '<=', 1.0), check('adsync exit code', first.exit_code, '==', 0)],
-        adsync_summary: first.summary,
-        runs: first.runs,
-        ...details(first),
       }),
     );
   });
@@ -558,24 +545,13 @@ async function largeGroup(opts, rows, results) {
         scenario: '3',
         title: `Audience, first run, ${opts.rows3.toLocaleString('en-US')} rows: peak RSS vs scenario 1`,
         input: inputOf(file, opts.rows3, 'rows'),
-        wall_s: run.wall_s,
-        rate_per_s: opts.rows3 / run.wall_s,
-        unit: 'rows',
-        peak_rss_mb: run.peak_rss_mb,
-        cpu_s: run.cpu_s,
-        emulator_cpu_s: run.emulator_cpu_s,
-        other_cpu_s: run.other_cpu_s,
-        requests_sent: run.requests.total,
+        ...measured(run, opts.rows3, 'rows'),
         requests_users: usersRequests(run.requests),
-        requests: run.requests,
         reference: base ? { note: "scenario 1's adsync run", peak_rss_mb: base.peak_rss_mb } : { note: 'scenario 1 not run: no ratio' },
         ratio_to_reference: ratio,
         ratio_label: 'peak RSS / scenario 1 peak RSS',
         target: 'peak RSS <= 1.3x scenario 1',
         checks: [...(ratio === undefined ? [] : [check('peak RSS / scenario 1', ratio, '<=', 1.3)]), check('adsync exit code', run.exit_code, '==', 0)],
-        adsync_summary: run.summary,
-        runs: run.runs,
-        ...details(run),
       }),
     );
   });
@@ -595,10 +571,7 @@ async function catalogGroup(opts, rows) {
       emulator,
       label: '4',
       opts,
-      before: async () => {
-        await emulator.reset();
-        ws.resetState();
-      },
+      before: freshStart(ws, emulator),
     });
     const refRate = opts.items / reference.wall_s;
     const again = await adsyncRepeated(ws, emulator, '4r', opts);
@@ -612,23 +585,12 @@ async function catalogGroup(opts, rows) {
           scenario: id,
           title,
           input: inputOf(file, opts.items, 'items'),
-          wall_s: run.wall_s,
-          rate_per_s: rate,
-          unit: 'items',
-          peak_rss_mb: run.peak_rss_mb,
-          cpu_s: run.cpu_s,
-          emulator_cpu_s: run.emulator_cpu_s,
-          other_cpu_s: run.other_cpu_s,
-          requests_sent: run.requests.total,
-          requests: run.requests,
+          ...measured(run, opts.items, 'items'),
           reference: { ...reference, rate_per_s: refRate },
           ratio_to_reference: run.wall_s / reference.wall_s,
           ratio_label: 'wall / reference wall (cutting items out only)',
           target: `>= ${minRate.toLocaleString('en-US')} items/s; peak RSS <= 250 MB`,
           checks: [check('items/s', rate, '>=', minRate), check('peak RSS MB', run.peak_rss_mb, '<=', 250), check('adsync exit code', run.exit_code, '==', 0)],
-          adsync_summary: run.summary,
-          runs: run.runs,
-          ...details(run),
         }),
       );
     }
