@@ -194,15 +194,13 @@ export async function openCatalogFeed(job: CatalogJob, options: CatalogFeedOptio
   let opened: OpenedSource = await openSource(job.source);
   const sizeBytes = opened.sizeBytes;
   let extra = 0;
-  // A second read must see the same feed as the first: its first bytes are checked against them.
-  const prefix = new ReadPrefix();
   const first = opened;
-  const reopen = async (): Promise<ByteSource> => {
+  const reopen = async (): Promise<OpenedSource> => {
     extra += opened.bytesRead();
     opened = await openSource(job.source);
-    return { ...opened, stream: prefix.verify(opened.stream, opened.name) };
+    return opened;
   };
-  const outcomes = first.format === 'xml' ? xmlOutcomes({ ...first, stream: prefix.record(first.stream) }, reopen, job, options) : fullOutcomes(first, job);
+  const outcomes = first.format === 'xml' ? xmlOutcomes(first, reopen, job, options) : fullOutcomes(first, job);
   return {
     sizeBytes,
     // After a restart, the bytes read twice count twice: progress may pass 100% a little.
@@ -233,7 +231,9 @@ async function* xmlOutcomes(opened: ByteSource, reopen: () => Promise<ByteSource
   const salt = rawFingerprintSalt(job);
   const reader = (options.itemReader ?? ((name: string) => inlineItemReader(name, job)))(opened.name);
   const readAhead = options.readAhead ?? DEFAULT_READ_AHEAD;
-  const cut = cutXmlFeed(opened, { salt, encoding: opened.encoding });
+  // A second read (after a doubt) must begin with the bytes this one took: see read-prefix.ts.
+  const firstRead = new ReadPrefix();
+  const cut = cutXmlFeed({ ...opened, stream: firstRead.record(opened.stream) }, { salt, encoding: opened.encoding });
   const inFlight: BatchInFlight[] = [];
   let rowsDone = 0;
   let itemProblems = 0;
@@ -320,5 +320,5 @@ async function* xmlOutcomes(opened: ByteSource, reopen: () => Promise<ByteSource
   }
   if (doubt === undefined) return;
   options.onDoubt?.(doubt, rowsDone);
-  for await (const batch of readXmlFeedAfter(reopen, rowsDone, {})) yield outcomesOfBatch(batch, job);
+  for await (const batch of readXmlFeedAfter(reopen, rowsDone, {}, firstRead)) yield outcomesOfBatch(batch, job);
 }

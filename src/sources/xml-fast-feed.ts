@@ -10,18 +10,24 @@
  *   2. A feed's item-level problems are limited (MAX_ITEM_PROBLEMS): the skeleton's problems
  *      before an item plus those of the items before it, plus its own, must stay within it.
  *   3. Any doubt: read again with readXmlFeed and keep its items and rejects after the last
- *      row already used (and its error).
+ *      row already used (and its error); that second read must begin with exactly the bytes
+ *      the first one took (read-prefix.ts), or the feed changed meanwhile and it throws.
  */
 import type { ByteSource } from './byte-source.js';
+import { ReadPrefix } from './read-prefix.js';
 import type { FeedBatch, FeedItem, RowReject } from './types.js';
 import { cutXmlFeed, type CutFeedOptions } from './xml-cut-feed.js';
 import { readXmlFeed, type XmlFeedOptions } from './xml-feed.js';
 import { MAX_ITEM_PROBLEMS } from './xml-item-collector.js';
 import { CutItemParser } from './xml-item-parser.js';
 
-/** readXmlFeed over a fresh copy of the source, from the item after `rowsDone` on. */
-export async function* readXmlFeedAfter(reopen: () => Promise<ByteSource>, rowsDone: number, options: XmlFeedOptions): AsyncGenerator<FeedBatch, void, undefined> {
-  const source = await reopen();
+/**
+ * readXmlFeed over a fresh copy of the source, from the item after `rowsDone` on. The copy must
+ * begin with the bytes the first read took (`firstRead`), or it throws: see read-prefix.ts.
+ */
+export async function* readXmlFeedAfter(reopen: () => Promise<ByteSource>, rowsDone: number, options: XmlFeedOptions, firstRead: ReadPrefix): AsyncGenerator<FeedBatch, void, undefined> {
+  const opened = await reopen();
+  const source: ByteSource = { ...opened, stream: firstRead.verify(opened.stream, opened.name) };
   for await (const batch of readXmlFeed(source, { ...options, encoding: options.encoding ?? source.encoding })) {
     if (rowsDone === 0) {
       yield batch;
@@ -43,7 +49,8 @@ export async function* readXmlFeedFast(source: ByteSource, reopen: () => Promise
   let itemProblems = 0;
   let parser: CutItemParser | undefined;
   let doubt: string | undefined;
-  const cut = cutXmlFeed(source, options);
+  const firstRead = new ReadPrefix();
+  const cut = cutXmlFeed({ ...source, stream: firstRead.record(source.stream) }, options);
   try {
     for await (const batch of cut) {
       const items: FeedItem[] = [];
@@ -78,5 +85,5 @@ export async function* readXmlFeedFast(source: ByteSource, reopen: () => Promise
   }
   if (doubt === undefined) return;
   options.onDoubt?.(doubt, rowsDone);
-  yield* readXmlFeedAfter(reopen, rowsDone, options);
+  yield* readXmlFeedAfter(reopen, rowsDone, options, firstRead);
 }
