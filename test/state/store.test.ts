@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,6 +103,44 @@ describe('database', () => {
     const check = new Database(path, { readonly: true });
     expect(check.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
     check.close();
+  });
+
+  it('waits for another process writing the new file while it switches it to WAL, instead of failing the open', async () => {
+    // PRAGMA journal_mode = WAL on a file that another connection is writing in rollback mode
+    // (as the first of two processes opening a new state file is, while it converts it) fails
+    // at once with SQLITE_BUSY: SQLite does not run the busy handler there. Two schedulers
+    // started together failed so ("database is locked"). Here another process holds a write
+    // transaction on a new file for 600 ms.
+    const path = join(dir(), 's.sqlite');
+    const holder = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import Database from 'better-sqlite3';
+         const db = new Database(${JSON.stringify(path)});
+         db.exec('CREATE TABLE held (x)');
+         db.exec('BEGIN IMMEDIATE');
+         db.exec('INSERT INTO held VALUES (1)');
+         process.stdout.write('locked\\n');
+         setTimeout(() => { db.exec('COMMIT'); db.close(); }, 600);`,
+      ],
+      { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const exited = new Promise((resolve) => holder.once('exit', resolve));
+    await new Promise<void>((resolve, reject) => {
+      holder.stdout.once('data', () => resolve());
+      holder.once('exit', (code) => reject(new Error(`the lock holder exited (${String(code)}) before locking`)));
+    });
+    const started = Date.now();
+    store = openStateStore(path);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    expect(await store.integrityCheck()).toBe('ok');
+    await exited;
+    const raw = new Database(path, { readonly: true });
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(raw.prepare('SELECT COUNT(*) AS n FROM held').get()).toEqual({ n: 1 });
+    raw.close();
   });
 
   it('refuses a database written by a newer adsync', () => {

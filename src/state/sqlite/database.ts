@@ -12,12 +12,39 @@ import { MIGRATIONS } from './schema.js';
 
 export type Db = Database.Database;
 
+/** How long opening waits for other processes holding the file. */
+const BUSY_TIMEOUT_MS = 10_000;
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Puts the file in WAL mode (a property of the file: after the first open there is nothing to
+ * do). Converting a new file fails at once with SQLITE_BUSY, without SQLite's busy handler,
+ * while another process is writing it in rollback mode, as the first of two processes
+ * opening a new file together is: so a busy conversion is tried again, within the timeout.
+ */
+function useWal(db: Db): void {
+  const until = Date.now() + BUSY_TIMEOUT_MS;
+  for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
+    try {
+      if (db.pragma('journal_mode', { simple: true }) === 'wal') return;
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= until) throw error;
+      sleepSync(wait);
+    }
+  }
+}
+
 export function openDatabase(path: string): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  let db: Db;
+  let db: Db | undefined;
   try {
-    db = new Database(path, { timeout: 10_000 });
-    db.pragma('journal_mode = WAL');
+    db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+    useWal(db);
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
     db.pragma('temp_store = FILE');
@@ -27,9 +54,13 @@ export function openDatabase(path: string): Db {
     db.pragma('cache_size = -16000');
     db.pragma('temp.cache_size = -4000');
   } catch (error) {
+    db?.close();
+    const busy = (error as { code?: unknown }).code === 'SQLITE_BUSY';
     throw new StateError(`cannot open the state database ${path}: ${(error as Error).message}`, {
       cause: error,
-      hint: 'check the path (ADSYNC_STATE or `state:` in config/adsync.yaml) and its permissions',
+      hint: busy
+        ? `another process kept it locked for more than ${BUSY_TIMEOUT_MS / 1000} s: see which adsync is running (adsync runs), then try again`
+        : 'check the path (ADSYNC_STATE or `state:` in config/adsync.yaml) and its permissions',
     });
   }
   migrate(db, path);
