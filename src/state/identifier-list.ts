@@ -13,6 +13,18 @@ export const PARTNER_CODE = FIELD_CODES.partner_user_id;
 const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 const HEX_CODES = HEX.map((h) => [h.charCodeAt(0), h.charCodeAt(1)] as const);
 
+/**
+ * The arrays behind an IdentifierList, for code that walks many identifiers without a call per
+ * field (the scan's sort): value i is data[ends[i - 1] (0 for i = 0), ends[i]). Read only.
+ */
+export interface IdentifierListView {
+  readonly length: number;
+  readonly codes: Uint8Array;
+  readonly rows: Int32Array;
+  readonly ends: Int32Array;
+  readonly data: Buffer;
+}
+
 /** An IdentifierList's arrays, to pass between threads. */
 export interface TransferableIdentifierList {
   length: number;
@@ -42,24 +54,26 @@ export class IdentifierList {
   }
 
   private reserve(bytes: number): void {
-    if (this.length === this.codes.length) {
-      const n = this.codes.length * 2;
-      const codes = new Uint8Array(n);
-      codes.set(this.codes);
-      const rows = new Int32Array(n);
-      rows.set(this.rowsArr);
-      const ends = new Int32Array(n);
-      ends.set(this.ends);
-      this.codes = codes;
-      this.rowsArr = rows;
-      this.ends = ends;
-    }
+    if (this.length === this.codes.length) this.growEntries();
     const need = this.used + bytes;
     if (need > this.data.length) {
       const data = Buffer.allocUnsafe(Math.max(need, this.data.length * 2));
       this.data.copy(data, 0, 0, this.used);
       this.data = data;
     }
+  }
+
+  private growEntries(): void {
+    const n = Math.max(1, this.codes.length * 2);
+    const codes = new Uint8Array(n);
+    codes.set(this.codes);
+    const rows = new Int32Array(n);
+    rows.set(this.rowsArr);
+    const ends = new Int32Array(n);
+    ends.set(this.ends);
+    this.codes = codes;
+    this.rowsArr = rows;
+    this.ends = ends;
   }
 
   /** Appends a value as the normalizers give it: 64 hex characters, or a raw partner_user_id. */
@@ -102,9 +116,41 @@ export class IdentifierList {
     return last;
   }
 
+  /** Appends a value that is bytes [start, end) of `source`. */
+  pushSlice(code: number, source: Uint8Array, start: number, end: number, row: number): void {
+    const length = end - start;
+    this.reserve(length);
+    const at = this.used;
+    const data = this.data;
+    for (let b = 0; b < length; b++) data[at + b] = source[start + b] ?? 0;
+    this.append(code, at + length, row);
+  }
+
+  /** Appends identifiers [from, to) of another list, in one copy per array. */
+  pushRange(other: IdentifierList, from: number, to: number): void {
+    const n = to - from;
+    if (n <= 0) return;
+    while (this.codes.length < this.length + n) this.growEntries();
+    const dataFrom = other.start(from);
+    const dataTo = other.ends[to - 1] ?? 0;
+    const at = this.used;
+    this.reserve(dataTo - dataFrom);
+    other.data.copy(this.data, at, dataFrom, dataTo);
+    this.codes.set(other.codes.subarray(from, to), this.length);
+    this.rowsArr.set(other.rowsArr.subarray(from, to), this.length);
+    const shift = at - dataFrom;
+    for (let i = 0; i < n; i++) this.ends[this.length + i] = (other.ends[from + i] ?? 0) + shift;
+    this.length += n;
+  }
+
+  /** The arrays behind the list (valid until it changes). */
+  view(): IdentifierListView {
+    return { length: this.length, codes: this.codes, rows: this.rowsArr, ends: this.ends, data: this.data };
+  }
+
   /** Appends identifier `i` of another list. */
   pushFrom(other: IdentifierList, i: number): void {
-    this.pushBytes(other.code(i), other.bytes(i), other.row(i));
+    this.pushSlice(other.code(i), other.data, other.start(i), other.ends[i] ?? 0, other.row(i));
   }
 
   private append(code: number, end: number, row: number): void {

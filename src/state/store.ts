@@ -90,14 +90,19 @@ export interface AudiencePlanCounts {
 }
 
 /**
- * One pass over an export: the identifiers are collected (deduplicated, on disk), then the
- * plan is read as streams of adds and removes.
+ * One pass over an export: the identifiers are collected (sorted and deduplicated, on disk),
+ * then the plan is read as streams of adds and removes.
  */
 export interface AudienceScan {
   /** Adds the export's identifiers (with the row each came from). */
   add(batch: IdentifierList): Promise<void>;
   /** Distinct identifiers collected so far. */
   size(): Promise<number>;
+  /**
+   * Makes the plan (no identifier may be added after the first plan): what the export adds and
+   * removes against the members as they are now. adds() and removes() with the same options
+   * then stream exactly the plan counted, whatever is committed meanwhile.
+   */
   counts(options: AudiencePlanOptions): Promise<AudiencePlanCounts>;
   /**
    * Additions, `batchSize` at a time, in (field, value) order: each batch is a contiguous key

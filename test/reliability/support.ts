@@ -15,6 +15,7 @@ import { IDENTIFIER_TYPES } from '../../src/hash/types.js';
 import type { CliResult } from '../helpers/cli.js';
 import { summaries, type Workspace } from '../helpers/e2e.js';
 import { feedItem, rssFeed, type FeedItemValues } from '../fixtures/catalog/catalog-e2e.js';
+export { seededRandom } from '../helpers/seeded-random.js';
 
 export const sha = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
 
@@ -26,18 +27,6 @@ export async function waitFor(condition: () => boolean, timeoutMs: number, what 
     if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(10);
   }
-}
-
-/** mulberry32: a small seeded generator, so every "random" moment can be replayed from its seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Never a stack trace, whatever happened. */

@@ -3,6 +3,9 @@
  * and a seeded generator of realistic items (HTML descriptions, Google spellings, extra fields).
  */
 import type { FeedItem } from '../../src/sources/types.js';
+import { seededRandom } from '../helpers/seeded-random.js';
+
+export { seededRandom };
 
 export const BASE_FIELDS: Readonly<Record<string, string>> = {
   id: 'SKU-001',
@@ -27,18 +30,6 @@ export function feedItem(changes: Record<string, string | string[] | undefined> 
     else fields[name] = value;
   }
   return { row: 1, line: 2, fields };
-}
-
-/** Deterministic pseudo-random numbers (mulberry32). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const WORDS = ['soft', 'merino', 'wool', 'cotton', 'classic', 'fit', 'warm', 'light', 'jacket', 'sweater', 'organic', 'blend', 'washable', 'durable', 'everyday', 'comfort'];

@@ -17,7 +17,7 @@ import type {
   ServiceProduct,
 } from '../store.js';
 import type { Db } from './database.js';
-import { PayloadSpool } from './payload-spool.js';
+import { SpoolFile } from '../spool-file.js';
 
 /** Fingerprints looked up per statement. */
 const LOOKUP_BATCH = 64;
@@ -200,7 +200,7 @@ class SqliteCatalogScan implements CatalogScan {
   private readonly insertOne: Statement;
   private readonly params: unknown[] = new Array<unknown>(SCAN_ROWS_PER_STATEMENT * SCAN_COLUMNS);
   private filled = 0;
-  private readonly payloads = new PayloadSpool();
+  private readonly payloads = new SpoolFile('payloads');
   /** What the plan compares with: the saved state, or a temporary copy of the service's list (dry run). */
   private known = 'main.catalog_products';
   private knownIsTemporary = false;

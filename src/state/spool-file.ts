@@ -1,10 +1,13 @@
 /**
- * The payloads (product JSON) of a catalog scan, kept out of SQLite: appended to a temporary
- * file in feed order and read back by (offset, length) when they are sent. A payload is
- * ~1 KB; in the scan's B-tree, 200,000 of them cost page splits, overflow and page-sized
- * writes to the temporary database, where here they cost one write per megabyte and, on a
- * first run, one read per page of the plan. The file is removed as soon as it is opened (on
- * systems that allow it), so nothing is left behind by a process that dies.
+ * An append-only temporary file, read back by (offset, length): the payloads (product JSON) of
+ * a catalog scan, and the sorted runs and plan of an audience scan. Appends are buffered (one
+ * write per megabyte). The file is removed as soon as it is opened (on systems that allow
+ * it), so nothing is left behind by a process that dies. It lives in the system's temporary
+ * folder (`TMPDIR`).
+ *
+ * Catalog payloads are ~1 KB each; in a SQLite B-tree, 200,000 of them cost page splits,
+ * overflow and page-sized writes, where here they cost one write per megabyte and, on a first
+ * run, one read per page of the plan.
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
@@ -13,7 +16,7 @@ import { join } from 'node:path';
 
 const WRITE_BUFFER_BYTES = 1024 * 1024;
 
-export class PayloadSpool {
+export class SpoolFile {
   private readonly fd: number;
   /** Set when the file could not be removed while open (removed on close). */
   private readonly pathToRemove: string | undefined;
@@ -23,8 +26,9 @@ export class PayloadSpool {
   private written = 0;
   private closed = false;
 
-  constructor(dir = tmpdir()) {
-    const path = join(dir, `adsync-payloads-${process.pid}-${randomBytes(6).toString('hex')}`);
+  /** `purpose` names the file while it exists (e.g. "payloads": adsync-payloads-<pid>-<random>). */
+  constructor(purpose: string, dir = tmpdir()) {
+    const path = join(dir, `adsync-${purpose}-${process.pid}-${randomBytes(6).toString('hex')}`);
     this.fd = openSync(path, 'wx+', 0o600);
     let pending: string | undefined;
     try {
@@ -67,17 +71,27 @@ export class PayloadSpool {
     return at;
   }
 
-  /** Reads [offset, offset + length) of the payloads. */
+  /** Bytes appended so far: the offset the next append gets. */
+  get size(): number {
+    return this.written + this.used;
+  }
+
+  /** Reads [offset, offset + length) of the file. */
   read(offset: number, length: number): Buffer {
-    if (offset + length > this.written) this.flush();
     const out = Buffer.allocUnsafe(length);
+    this.readInto(out, 0, offset, length);
+    return out;
+  }
+
+  /** Reads [offset, offset + length) of the file into `target` at `targetOffset`. */
+  readInto(target: Buffer, targetOffset: number, offset: number, length: number): void {
+    if (offset + length > this.written) this.flush();
     let done = 0;
     while (done < length) {
-      const n = readSync(this.fd, out, done, length - done, offset + done);
-      if (n === 0) throw new Error(`payload spool: ${length - done} bytes missing at ${offset + done}`);
+      const n = readSync(this.fd, target, targetOffset + done, length - done, offset + done);
+      if (n === 0) throw new Error(`spool file: ${length - done} bytes missing at ${offset + done}`);
       done += n;
     }
-    return out;
   }
 
   close(): void {

@@ -1,0 +1,100 @@
+/**
+ * The members of one audience as the scan's plan reads them: in (field, value) order, each
+ * with its status for this run, or looked up one at a time.
+ *
+ * Status: 0 a tombstone (removed by a remove-mode run), 1 present but last sent before the
+ * refresh time, 2 present and fresh.
+ */
+import type { Statement } from 'better-sqlite3';
+import { prefixKey } from '../external-sort/packed-records.js';
+import type { Db } from './database.js';
+
+export const TOMBSTONE = 0;
+export const PRESENT_STALE = 1;
+export const PRESENT_FRESH = 2;
+/** Not a member at all. */
+export const ABSENT = -1;
+
+/**
+ * Members per page. A page is one packed hex string (~74 characters per member), read with
+ * keyset pagination (no cursor stays open): 1,500 keep that string under V8's 128 KB limit for
+ * ordinary objects, so it dies young.
+ */
+const PAGE = 1_500;
+const STATUS = '(present = 1) + (present = 1 AND sent_at >= $refreshBefore)';
+
+/** Reads members in (field, value) order; after next() returns true the member is code/status/buf[valueStart, valueEnd). */
+export class OrderedMembers {
+  code = 0;
+  status = 0;
+  buf: Buffer = Buffer.alloc(0);
+  valueStart = 0;
+  valueEnd = 0;
+  /** prefixKey of the member (orders it against scan records). */
+  key = 0;
+  private pos = 0;
+  /** False once a page came back short: there is no page after it. */
+  private more = true;
+  private readonly stmt: Statement;
+  private keyField = -1;
+  private keyValue: Buffer = Buffer.alloc(0);
+
+  constructor(
+    db: Db,
+    private readonly audienceId: number,
+    private readonly refreshBefore: number,
+  ) {
+    this.stmt = db.prepare(`SELECT COUNT(*) AS n, group_concat(printf('%02X%02X%04X', field, status, length(value)) || hex(value), '' ORDER BY field, value) AS data FROM (
+        SELECT field, value, ${STATUS} AS status FROM audience_members
+        WHERE audience = $audience AND (field, value) > ($field, $value) ORDER BY field, value LIMIT $limit)`);
+  }
+
+  next(): boolean {
+    if (this.pos >= this.buf.length) {
+      if (!this.more) return false;
+      const answer = this.stmt.get({ audience: this.audienceId, refreshBefore: this.refreshBefore, field: this.keyField, value: this.keyValue, limit: PAGE }) as {
+        n: number;
+        data: string | null;
+      };
+      this.buf = answer.data ? Buffer.from(answer.data, 'hex') : Buffer.alloc(0);
+      this.pos = 0;
+      this.more = answer.n === PAGE;
+      if (this.buf.length === 0) {
+        this.more = false;
+        return false;
+      }
+    }
+    const b = this.buf;
+    const p = this.pos;
+    this.code = b[p] ?? 0;
+    this.status = b[p + 1] ?? 0;
+    const length = b.readUInt16BE(p + 2);
+    this.valueStart = p + 4;
+    this.valueEnd = this.valueStart + length;
+    this.key = prefixKey(this.code, b, this.valueStart, this.valueEnd);
+    this.pos = this.valueEnd;
+    if (this.pos >= b.length) {
+      this.keyField = this.code;
+      this.keyValue = Buffer.from(b.subarray(this.valueStart, this.valueEnd));
+    }
+    return true;
+  }
+}
+
+/** Looks members up one at a time: cheaper than reading them all when the export is much smaller than the audience. */
+export class MemberLookup {
+  private readonly stmt: Statement;
+
+  constructor(
+    db: Db,
+    private readonly audienceId: number,
+    private readonly refreshBefore: number,
+  ) {
+    this.stmt = db.prepare(`SELECT ${STATUS} AS status FROM audience_members WHERE audience = $audience AND field = $field AND value = $value`);
+  }
+
+  status(code: number, value: Buffer, start: number, end: number): number {
+    const row = this.stmt.get({ audience: this.audienceId, refreshBefore: this.refreshBefore, field: code, value: value.subarray(start, end) }) as { status: number } | undefined;
+    return row === undefined ? ABSENT : row.status;
+  }
+}
