@@ -107,10 +107,11 @@ export interface AudienceScan {
   /**
    * Additions, `batchSize` at a time, in (field, value) order: each batch is a contiguous key
    * range, so committing it touches the members table in order. `row` is the first export
-   * row the identifier appeared in.
+   * row the identifier appeared in. A page is valid until the next one is asked for (copy what
+   * must live longer).
    */
   adds(options: AudiencePlanOptions, batchSize: number): AsyncGenerator<IdentifierList>;
-  /** Removals, `batchSize` at a time, in (field, value) order (row 0). */
+  /** Removals, `batchSize` at a time, in (field, value) order (row 0); a page is valid until the next one is asked for. */
   removes(options: AudiencePlanOptions, batchSize: number): AsyncGenerator<IdentifierList>;
   close(): Promise<void>;
 }
