@@ -10,11 +10,10 @@
  * wins" are exactly those of a read on one thread. Small feeds (and the first items of any)
  * are read on the main thread: starting a worker costs more than a few thousand items.
  */
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { InternalError } from '../errors.js';
+import { workerModuleUrl } from '../worker-module.js';
 import type { CutItem } from '../sources/xml-cut-feed.js';
 import { CutItemParser } from '../sources/xml-item-parser.js';
 import type { CatalogFeedReaderFactory, CutItemReader, ReadItemResult } from './catalog-feed-scan.js';
@@ -36,12 +35,6 @@ export interface ItemReaderOptions {
   threshold: number;
 }
 
-/** The worker's module: next to this one (dist/), or in dist/ when running from src/ (tests). */
-function workerUrl(): URL {
-  const here = new URL('./catalog-read-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(here))) return here;
-  return new URL('../../dist/jobs/catalog-read-worker.js', import.meta.url);
-}
 
 function resultOf(tuple: ItemResultTuple | undefined, item: CutItem, message: ReadResultMessage, fingerprints: Buffer, payloads: Buffer, index: number): ReadItemResult {
   if (tuple === undefined) return { doubt: 'a worker gave no result' };
@@ -83,7 +76,7 @@ class ReadPool {
   private failure: Error | undefined;
 
   constructor(threads: number, data: ReadWorkerData) {
-    const url = workerUrl();
+    const url = workerModuleUrl('./catalog-read-worker.js', import.meta.url);
     for (let i = 0; i < threads; i++) {
       const worker = new Worker(url, { workerData: data });
       const entry: PoolWorker = { worker, contexts: new Set(), inFlight: 0 };

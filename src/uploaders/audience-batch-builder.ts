@@ -50,7 +50,8 @@ export class BatchMemoryPool {
 
   list(): IdentifierList {
     const list = this.lists.pop();
-    if (!list) return new IdentifierList(1 << 16);
+    // Shared memory: a commit on the state's worker thread reads the acknowledged batch in place.
+    if (!list) return new IdentifierList(1 << 16, true);
     list.clear();
     return list;
   }

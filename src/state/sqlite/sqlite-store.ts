@@ -1,4 +1,5 @@
 import type { AudienceState, CatalogState, StateStore } from '../store.js';
+import { AudienceCommits } from './audience-commits.js';
 import { SqliteAudienceState } from './audience-state.js';
 import { SqliteCatalogState } from './catalog-state.js';
 import { SqliteCheckpoints } from './checkpoints.js';
@@ -6,21 +7,31 @@ import { openDatabase, type Db } from './database.js';
 import { SqliteJobLocks } from './job-locks.js';
 import { SqliteRunHistory } from './run-history.js';
 
+export interface SqliteStoreOptions {
+  /** Audience chunks of at least this many identifiers are committed by a worker thread (default OFF_THREAD_MIN_IDENTIFIERS). */
+  offThreadCommitMin?: number | undefined;
+}
+
 export class SqliteStateStore implements StateStore {
   readonly runs: SqliteRunHistory;
   readonly locks: SqliteJobLocks;
   readonly checkpoints: SqliteCheckpoints;
   private readonly db: Db;
+  private readonly audienceCommits: AudienceCommits;
 
-  constructor(readonly path: string) {
+  constructor(
+    readonly path: string,
+    options: SqliteStoreOptions = {},
+  ) {
     this.db = openDatabase(path);
+    this.audienceCommits = new AudienceCommits(this.db, path, options.offThreadCommitMin);
     this.runs = new SqliteRunHistory(this.db);
     this.locks = new SqliteJobLocks(this.db);
     this.checkpoints = new SqliteCheckpoints(this.db);
   }
 
   audience(key: string): AudienceState {
-    return new SqliteAudienceState(this.db, key);
+    return new SqliteAudienceState(this.db, key, this.audienceCommits);
   }
 
   catalog(catalogId: string): CatalogState {
@@ -32,8 +43,8 @@ export class SqliteStateStore implements StateStore {
     return Promise.resolve(rows.map((r) => r.integrity_check).join('\n'));
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    await this.audienceCommits.close();
     if (this.db.open) this.db.close();
-    return Promise.resolve();
   }
 }

@@ -1,0 +1,140 @@
+/**
+ * Where an audience's acknowledged chunks are committed. Small chunks, and every chunk of an
+ * in-memory database, are written here, at once. A large chunk (a full 5 MB request carries
+ * ~70,000 identifiers) of a database file goes to a commit worker thread with its own
+ * connection (commit-worker.ts), so that the members' B-tree work runs on another core while
+ * this thread builds and sends the next requests. Once the worker has started, every chunk
+ * goes to it, so chunks are applied in the order they were committed. A commit's promise
+ * settles when its transaction is in the database (or failed): the caller counts the batch
+ * as done only then, exactly as with a commit made here.
+ */
+import { Worker } from 'node:worker_threads';
+import { StateError } from '../../errors.js';
+import { workerModuleUrl } from '../../worker-module.js';
+import type { TransferableIdentifierList } from '../identifier-list.js';
+import { AudienceMembersWriter, type MembersChunk } from './audience-members-writer.js';
+import type { CommitWorkerData, FromCommitWorker, ToCommitWorker } from './commit-worker-messages.js';
+import type { Db } from './database.js';
+import { copyToSlot, sharedBytes, SharedListSlots } from './shared-list-slots.js';
+
+/** Chunks of at least this many identifiers are committed by the worker thread. */
+export const OFF_THREAD_MIN_IDENTIFIERS = 20_000;
+
+interface Pending {
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+export class AudienceCommits {
+  private readonly writer: AudienceMembersWriter;
+  private worker: Worker | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private nextId = 1;
+  private failure: StateError | undefined;
+  private readonly slots = new SharedListSlots();
+
+  constructor(
+    db: Db,
+    private readonly path: string,
+    private readonly offThreadMin = OFF_THREAD_MIN_IDENTIFIERS,
+  ) {
+    this.writer = new AudienceMembersWriter(db);
+  }
+
+  commit(audienceId: number, chunk: MembersChunk): Promise<void> {
+    const size = (chunk.added?.length ?? 0) + (chunk.removed?.length ?? 0);
+    if (!this.worker && (this.path === ':memory:' || this.path === '' || size < this.offThreadMin)) {
+      this.writer.commit(audienceId, chunk);
+      return Promise.resolve();
+    }
+    return this.commitOffThread(audienceId, chunk);
+  }
+
+  /** Waits for the commits in flight, then stops the worker (it closes its connection). */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    await Promise.allSettled(this.inFlight);
+    this.worker = undefined;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.ref();
+    const message: ToCommitWorker = { type: 'close' };
+    worker.postMessage(message);
+    await exited;
+  }
+
+  private commitOffThread(audienceId: number, chunk: MembersChunk): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    const worker = (this.worker ??= this.start());
+    const id = this.nextId++;
+    // A shared list (the uploader's) is read by the worker in place; any other is copied into a
+    // slot of shared memory, reused once the worker has answered.
+    const copyBytes = (list: MembersChunk['added']): number => (list && !list.sharedViews() ? sharedBytes(list) : 0);
+    const bytes = copyBytes(chunk.added) + copyBytes(chunk.removed);
+    const slot = bytes > 0 ? this.slots.take(bytes) : undefined;
+    let offset = 0;
+    const place = (list: MembersChunk['added']): TransferableIdentifierList | undefined => {
+      if (!list) return undefined;
+      const views = list.sharedViews();
+      if (views || !slot) return views;
+      const copied = copyToSlot(list, slot, offset);
+      offset = copied.end;
+      return copied.views;
+    };
+    const message: ToCommitWorker = { type: 'commit', id, audienceId, added: place(chunk.added), removed: place(chunk.removed), sentAt: chunk.sentAt, mode: chunk.mode };
+    const done = new Promise<void>((resolve, reject) => {
+      if (this.pending.size === 0) worker.ref();
+      this.pending.set(id, { resolve, reject });
+      worker.postMessage(message);
+    });
+    if (slot) {
+      // The worker has read the slot once it answers (either way).
+      const release = (): void => this.slots.give(slot);
+      done.then(release, release);
+    }
+    this.inFlight.add(done);
+    const forget = (): void => void this.inFlight.delete(done);
+    done.then(forget, forget);
+    return done;
+  }
+
+  private start(): Worker {
+    const data: CommitWorkerData = { path: this.path };
+    // Its JavaScript is small and short-lived (a young generation of 2 MB is plenty); what it
+    // keeps is SQLite's page cache (commit-worker.ts).
+    const worker = new Worker(workerModuleUrl('./commit-worker.js', import.meta.url), { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 2 } });
+    // The thread keeps the process alive only while commits are in flight (or it is closing):
+    // a process that forgets to close the store can still exit.
+    worker.unref();
+    worker.on('message', (message: FromCommitWorker) => {
+      if (message.type === 'done') this.settle(message.id);
+      else if (message.type === 'failed') {
+        const error = new StateError(`cannot commit to the state database ${this.path}: ${message.message}`);
+        if (message.id === undefined) this.fail(error);
+        else this.settle(message.id, error);
+      }
+    });
+    worker.on('error', (error) => this.fail(new StateError(`the state database's commit thread failed: ${error.message}`, { cause: error })));
+    worker.on('exit', (code) => {
+      if (this.pending.size > 0) this.fail(new StateError(`the state database's commit thread stopped (exit code ${code}) with ${this.pending.size} commits in flight`));
+    });
+    return worker;
+  }
+
+  private settle(id: number, error?: Error): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.worker?.unref();
+    if (error) p.reject(error);
+    else p.resolve();
+  }
+
+  private fail(error: StateError): void {
+    this.failure ??= error;
+    const all = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of all) p.reject(error);
+  }
+}

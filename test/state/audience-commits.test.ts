@@ -1,0 +1,90 @@
+/**
+ * Commits of acknowledged audience chunks on the commit worker thread: the same members as
+ * commits made on the main thread, applied in the order they were made even when the caller
+ * does not wait between them, and a failure that reaches the caller as a StateError.
+ */
+import Database from 'better-sqlite3';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { StateError } from '../../src/errors.js';
+import { FIELD_CODES, IdentifierList } from '../../src/state/identifier-list.js';
+import { openStateStore, type StateStore } from '../../src/state/index.js';
+
+const h = (n: number): string => n.toString(16).padStart(64, '0');
+let sharedLists = false;
+const emails = (from: number, to: number): IdentifierList => {
+  // The uploader's lists are shared (read in place by the worker); others are copied to it.
+  const list = new IdentifierList(4, sharedLists);
+  for (let n = from; n < to; n++) list.pushText(FIELD_CODES.email, h(n), n);
+  return list;
+};
+
+const stores: StateStore[] = [];
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close();
+});
+
+function open(path: string, offThreadCommitMin: number): StateStore {
+  const store = openStateStore(path, { offThreadCommitMin });
+  stores.push(store);
+  return store;
+}
+
+/** The members of an audience as (hex value, present) pairs, read with a connection of its own. */
+function membersOf(path: string): [string, number][] {
+  const db = new Database(path, { readonly: true });
+  try {
+    return (db.prepare('SELECT hex(value) AS v, present FROM audience_members ORDER BY field, value').all() as { v: string; present: number }[]).map((r) => [r.v.toLowerCase(), r.present]);
+  } finally {
+    db.close();
+  }
+}
+
+async function history(store: StateStore, concurrent: boolean): Promise<void> {
+  const audience = store.audience('custom_audience:a:1');
+  const now = Date.now();
+  const commits = [
+    () => audience.commit({ added: emails(0, 300), sentAt: now, mode: 'mirror' }),
+    // A mirror run's removals are forgotten, a remove-mode run's become tombstones.
+    () => audience.commit({ removed: emails(0, 50), sentAt: now, mode: 'mirror' }),
+    () => audience.commit({ removed: emails(50, 80), sentAt: now, mode: 'remove' }),
+    () => audience.commit({ added: emails(60, 70), sentAt: now, mode: 'mirror' }),
+  ];
+  if (concurrent) await Promise.all(commits.map((c) => c()));
+  else for (const c of commits) await c();
+}
+
+describe('audience commits on the commit thread', () => {
+  it.each([false, true])('leave the same members as commits made on the main thread, in commit order (shared lists: %s)', async (shared) => {
+    sharedLists = shared;
+    const dir = mkdtempSync(join(tmpdir(), 'adsync-commits-'));
+    const here = join(dir, 'here.sqlite');
+    const there = join(dir, 'there.sqlite');
+    await history(open(here, Number.POSITIVE_INFINITY), false);
+    const store = open(there, 1);
+    await history(store, true);
+    expect(await store.audience('custom_audience:a:1').memberCount()).toBe(300 - 50 - 30 + 10);
+    const expected = membersOf(here);
+    expect(expected).toHaveLength(250);
+    expect(membersOf(there)).toEqual(expected);
+    await store.close();
+    // Closed: the thread is gone and the database is whole.
+    const reopened = open(there, 1);
+    expect(await reopened.integrityCheck()).toBe('ok');
+    expect(await reopened.audience('custom_audience:a:1').memberCount()).toBe(230);
+  });
+
+  it('reject a commit that could not be written with a StateError naming the database', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'adsync-commits-')), 'state.sqlite');
+    const store = open(path, 1);
+    const audience = store.audience('custom_audience:a:1');
+    const other = new Database(path);
+    other.exec('ALTER TABLE audience_members RENAME TO audience_members_gone');
+    other.close();
+    const failed = audience.commit({ added: emails(0, 10), sentAt: Date.now(), mode: 'mirror' });
+    await expect(failed).rejects.toBeInstanceOf(StateError);
+    await expect(failed).rejects.toThrow(`cannot commit to the state database ${path}: no such table: audience_members`);
+  });
+});
