@@ -56,7 +56,7 @@ export function runEnvironment(ctx: CliContext, store: StateStore, progress: Pro
 }
 
 export function openStore(ctx: CliContext): StateStore {
-  return openStateStore(ctx.settings.statePath);
+  return openStateStore(ctx.settings.statePath, { offThreadCommitMin: ctx.settings.commitThreadMin });
 }
 
 /** Prints a run's outcome: the JSON line, or the table; a failure line on stderr. */

@@ -40,6 +40,7 @@ export const settingsFileSchema = z.strictObject({
   credentials_file: z.string().min(1).optional(),
   concurrency: z.number().int().min(1).max(64).optional(),
   read_threads: z.number().int().min(1).max(16).optional(),
+  commit_thread_min: positiveInt.nullable().optional(),
   request_timeout_ms: positiveInt.optional(),
   retry: retrySchema.optional(),
   rate_limits: z.partialRecord(z.enum(FAMILIES), familyLimitSchema).optional(),
@@ -69,6 +70,8 @@ export interface Settings {
   concurrency: number;
   /** Threads that read a large local CRM export (1: the main thread only). */
   readThreads: number;
+  /** Acknowledged audience batches of at least this many identifiers are committed by a second thread; null: never. */
+  commitThreadMin: number | null;
   requestTimeoutMs: number;
   retry: RetrySettings;
   rateLimits: RateLimitSettings;
@@ -90,6 +93,7 @@ export const DEFAULTS = {
   rejects_dir: '.adsync/rejects',
   concurrency: 4,
   read_threads: 2,
+  commit_thread_min: 20_000,
   request_timeout_ms: 60_000,
   retry: { retries: 8, min_delay_ms: 500, max_delay_ms: 30_000, budget_ms: 300_000 },
   rate_limits: { audience_users: { requests: 1500, window_seconds: 60 }, do_not_reach_users: { requests: 1500, window_seconds: 60 } },
@@ -170,6 +174,7 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
     credentialsFile: file.credentials_file === undefined ? undefined : resolve(cwd, file.credentials_file),
     concurrency: file.concurrency ?? DEFAULTS.concurrency,
     readThreads: file.read_threads ?? DEFAULTS.read_threads,
+    commitThreadMin: file.commit_thread_min === undefined ? DEFAULTS.commit_thread_min : file.commit_thread_min,
     requestTimeoutMs: file.request_timeout_ms ?? DEFAULTS.request_timeout_ms,
     retry: retryFrom(file.retry, base),
     rateLimits: rateLimitsFrom(file.rate_limits),

@@ -14,8 +14,8 @@
  * loses the answer: the rerun sends it again). Only kills that hit a live process count: each
  * job is killed until it has taken KILLS_PER_JOB of them.
  *
- * Default (npm test): 6 kills of each of the four jobs, 24 in all. ADSYNC_LONG_TESTS=1: 30 of
- * each, 120 in all.
+ * Default (npm test): 6 kills of each of the five jobs, 30 in all. ADSYNC_LONG_TESTS=1: 30 of
+ * each, 150 in all.
  */
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -84,17 +84,20 @@ function slowWrites(ws: Workspace, job: CrashJob): void {
 }
 
 // An audience mirrored from a window of 300 export rows that moves by up to 100 each time:
-// every run adds and removes (at most a third: within max_remove_ratio).
-function audienceRunJob(seed: number): CrashJob {
+// every run adds and removes (at most a third: within max_remove_ratio). `commitThread`: every
+// acknowledged batch is committed by the commit thread (commit_thread_min: 1), as the large
+// batches of a real export are, so kills also land while that thread writes.
+function audienceRunJob(seed: number, commitThread = false): CrashJob {
   const { random, between } = rng(seed);
   let from = 1;
   return {
-    name: 'audience run',
+    name: commitThread ? 'audience run, commits on the commit thread' : 'audience run',
     route: 'POST /12/**/users',
     delayMs: 150,
     rng: { random, between },
     windowMs: 350,
     setUp: async (ws) => {
+      if (commitThread) ws.write('adsync.yaml', `${ws.read('adsync.yaml')}commit_thread_min: 1\n`);
       ws.write('crm.yaml', 'name: crm\naccount_id: emu-account\nconcurrency: 1\nsource: { path: exports/crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email, partner_user_id: Id }\n');
       ws.write('exports/crm.csv', crmExport(range(1, 300)));
       expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
@@ -263,7 +266,7 @@ async function killAtRandom(child: ChildProcess, windowMs: number, { random, bet
   return { when: `${ms} ms after "run started"`, afterStartMs: ms };
 }
 
-const JOBS = [audienceRunJob(SEED), catalogRunJob(SEED + 1), audienceBackfillJob(SEED + 2), catalogBackfillJob(SEED + 3)];
+const JOBS = [audienceRunJob(SEED), catalogRunJob(SEED + 1), audienceBackfillJob(SEED + 2), catalogBackfillJob(SEED + 3), audienceRunJob(SEED + 4, true)];
 
 describe(`SIGKILL at random moments (ADSYNC_CRASH_SEED=${SEED}, ${KILLS_PER_JOB} kills per job)`, () => {
   const workspaces = new Map<string, Workspace>();
@@ -275,7 +278,7 @@ describe(`SIGKILL at random moments (ADSYNC_CRASH_SEED=${SEED}, ${KILLS_PER_JOB}
   });
 
   for (const job of JOBS) {
-    // The four jobs run side by side (each with its own emulator and state): the test process
+    // The five jobs run side by side (each with its own emulator and state): the test process
     // mostly waits for its children, and the kill moments are random anyway.
     it.concurrent(`${job.name}: every kill leaves an intact state, every rerun ends exact`, { timeout: (LONG ? 900 : 180) * 1000 }, async () => {
       const ws = workspaces.get(job.name)!;

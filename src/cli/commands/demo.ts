@@ -39,7 +39,7 @@ export function registerDemo(program: Command, ctx: CliContext): void {
         ADSYNC_ACCESS_TOKEN: c.accessToken,
         ADSYNC_ACCESS_TOKEN_SECRET: c.accessTokenSecret,
       };
-      const store = openStateStore(settings.statePath);
+      const store = openStateStore(settings.statePath, { offThreadCommitMin: settings.commitThreadMin });
       const out = ctx.io.stdout;
       try {
         out(`adsync demo: emulator on ${emulator.url}, state in ${work}\n\n`);

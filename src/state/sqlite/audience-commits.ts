@@ -33,12 +33,15 @@ export class AudienceCommits {
   private nextId = 1;
   private failure: StateError | undefined;
   private readonly slots = new SharedListSlots();
+  /** Chunks of at least this many identifiers go to the worker (Infinity: none). */
+  private readonly offThreadMin: number;
 
   constructor(
     db: Db,
     private readonly path: string,
-    private readonly offThreadMin = OFF_THREAD_MIN_IDENTIFIERS,
+    offThreadMin: number | null = OFF_THREAD_MIN_IDENTIFIERS,
   ) {
+    this.offThreadMin = offThreadMin ?? Number.POSITIVE_INFINITY;
     this.writer = new AudienceMembersWriter(db);
   }
 

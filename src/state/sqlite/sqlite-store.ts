@@ -8,8 +8,8 @@ import { SqliteJobLocks } from './job-locks.js';
 import { SqliteRunHistory } from './run-history.js';
 
 export interface SqliteStoreOptions {
-  /** Audience chunks of at least this many identifiers are committed by a worker thread (default OFF_THREAD_MIN_IDENTIFIERS). */
-  offThreadCommitMin?: number | undefined;
+  /** Audience chunks of at least this many identifiers are committed by a worker thread (default OFF_THREAD_MIN_IDENTIFIERS; null: never). */
+  offThreadCommitMin?: number | null | undefined;
 }
 
 export class SqliteStateStore implements StateStore {
