@@ -34,6 +34,16 @@ export interface TransferableIdentifierList {
   data: Uint8Array;
 }
 
+/** The buffers to transfer (not copy) with a postMessage of these lists. */
+export function transferList(...lists: (TransferableIdentifierList | undefined)[]): ArrayBuffer[] {
+  const buffers = new Set<ArrayBuffer>();
+  for (const t of lists) {
+    if (!t) continue;
+    for (const a of [t.codes, t.rows, t.ends, t.data]) if (a.buffer instanceof ArrayBuffer && a.buffer.byteLength > 0) buffers.add(a.buffer);
+  }
+  return [...buffers];
+}
+
 export class IdentifierList {
   private codes: Uint8Array;
   private rowsArr: Int32Array;
@@ -42,29 +52,37 @@ export class IdentifierList {
   private data: Buffer;
   length = 0;
 
+  constructor(capacity = 1024) {
+    this.codes = new Uint8Array(capacity);
+    this.rowsArr = new Int32Array(capacity);
+    this.ends = new Int32Array(capacity);
+    this.data = Buffer.allocUnsafe(capacity * 32);
+  }
+
   /**
-   * `shared`: the arrays live in SharedArrayBuffers, so another thread can read the list in
-   * place (sharedViews()) instead of receiving a copy.
+   * Hands the list's arrays to another thread without a copy: post the result with
+   * transferList() of it. Until takeBack() returns them, the list keeps its length but holds
+   * no identifier (its arrays are empty): do not read it meanwhile. Undefined when the values
+   * share memory with other Buffers (a small list from Node's Buffer pool): copy those
+   * (toTransferable()).
    */
-  constructor(
-    capacity = 1024,
-    private readonly shared = false,
-  ) {
-    this.codes = new Uint8Array(this.memory(capacity));
-    this.rowsArr = new Int32Array(this.memory(capacity * 4));
-    this.ends = new Int32Array(this.memory(capacity * 4));
-    this.data = shared ? Buffer.from(this.memory(capacity * 32)) : Buffer.allocUnsafe(capacity * 32);
+  lend(): TransferableIdentifierList | undefined {
+    const data = this.data;
+    if (data.byteOffset !== 0 || data.buffer.byteLength !== data.byteLength || !(data.buffer instanceof ArrayBuffer)) return undefined;
+    const lent: TransferableIdentifierList = { length: this.length, codes: this.codes, rows: this.rowsArr, ends: this.ends, data };
+    this.codes = new Uint8Array(0);
+    this.rowsArr = new Int32Array(0);
+    this.ends = new Int32Array(0);
+    this.data = Buffer.alloc(0);
+    return lent;
   }
 
-  private memory(bytes: number): ArrayBuffer | SharedArrayBuffer {
-    return this.shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
-  }
-
-  /** Views of the used part of a shared list's arrays (to post to another thread without a copy); undefined for a list that is not shared. */
-  sharedViews(): TransferableIdentifierList | undefined {
-    if (!this.shared) return undefined;
-    const n = this.length;
-    return { length: n, codes: this.codes.subarray(0, n), rows: this.rowsArr.subarray(0, n), ends: this.ends.subarray(0, n), data: this.data.subarray(0, this.used) };
+  /** Takes back arrays lent with lend() (as the other thread returned them). */
+  takeBack(lent: TransferableIdentifierList): void {
+    this.codes = lent.codes;
+    this.rowsArr = lent.rows;
+    this.ends = lent.ends;
+    this.data = Buffer.from(lent.data.buffer, lent.data.byteOffset, lent.data.byteLength);
   }
 
   private get used(): number {
@@ -77,8 +95,7 @@ export class IdentifierList {
     if (need > this.data.length) {
       // Grown by half: the uploader keeps a few lists of ~70,000 identifiers (a full request)
       // for a whole run, and doubling left them a quarter empty on average.
-      const size = Math.max(need, Math.ceil(this.data.length * 1.5));
-      const data = this.shared ? Buffer.from(this.memory(size)) : Buffer.allocUnsafe(size);
+      const data = Buffer.allocUnsafe(Math.max(need, Math.ceil(this.data.length * 1.5)));
       this.data.copy(data, 0, 0, this.used);
       this.data = data;
     }
@@ -86,11 +103,11 @@ export class IdentifierList {
 
   private growEntries(): void {
     const n = Math.max(4, Math.ceil(this.codes.length * 1.5));
-    const codes = new Uint8Array(this.memory(n));
+    const codes = new Uint8Array(n);
     codes.set(this.codes);
-    const rows = new Int32Array(this.memory(n * 4));
+    const rows = new Int32Array(n);
     rows.set(this.rowsArr);
-    const ends = new Int32Array(this.memory(n * 4));
+    const ends = new Int32Array(n);
     ends.set(this.ends);
     this.codes = codes;
     this.rowsArr = rows;
@@ -210,12 +227,35 @@ export class IdentifierList {
   /** Bytes value i takes in a JSON body, quotes included. */
   jsonLength(i: number): number {
     if (this.code(i) !== PARTNER_CODE) return ((this.ends[i] ?? 0) - this.start(i)) * 2 + 2;
+    if (this.isPlainAscii(i)) return (this.ends[i] ?? 0) - this.start(i) + 2;
     return Buffer.byteLength(JSON.stringify(this.text(i)));
+  }
+
+  /**
+   * Whether value i is printable ASCII without a quote or backslash: JSON.stringify would
+   * write it as it is, between quotes (nearly every partner_user_id). Such values are written
+   * byte for byte, without making strings.
+   */
+  private isPlainAscii(i: number): boolean {
+    const data = this.data;
+    for (let b = this.start(i), to = this.ends[i] ?? 0; b < to; b++) {
+      const c = data[b] ?? 0;
+      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+    }
+    return true;
   }
 
   /** Writes value i as a JSON string into `target` at `offset`; returns the bytes written. */
   writeJson(i: number, target: Buffer, offset: number): number {
-    if (this.code(i) === PARTNER_CODE) return target.write(JSON.stringify(this.text(i)), offset, 'utf8');
+    if (this.code(i) === PARTNER_CODE) {
+      if (!this.isPlainAscii(i)) return target.write(JSON.stringify(this.text(i)), offset, 'utf8');
+      const from = this.start(i);
+      const to = this.ends[i] ?? 0;
+      target[offset] = 0x22;
+      this.data.copy(target, offset + 1, from, to);
+      target[offset + 1 + to - from] = 0x22;
+      return to - from + 2;
+    }
     const from = this.start(i);
     const to = this.ends[i] ?? 0;
     let o = offset;

@@ -26,7 +26,9 @@ export interface BuiltBatch {
   userEnds: number[];
   /** operationEnds[o]: the index of the user where operation o ends. */
   operationEnds: number[];
-  /** Hands the body's buffer and the identifier list back for the next batch; call once, when the batch has settled. */
+  /** Hands the body's buffer back for the next batch, once the service has answered: the identifiers stay until release(). */
+  releaseBody(): void;
+  /** Hands the body's buffer (unless already handed back) and the identifier list back for the next batch; call once, when the batch has settled. */
   release(): void;
 }
 
@@ -50,14 +52,16 @@ export class BatchMemoryPool {
 
   list(): IdentifierList {
     const list = this.lists.pop();
-    // Shared memory: a commit on the state's worker thread reads the acknowledged batch in place.
-    if (!list) return new IdentifierList(1 << 16, true);
+    if (!list) return new IdentifierList(1 << 16);
     list.clear();
     return list;
   }
 
-  release(body: Buffer, list: IdentifierList): void {
+  releaseBody(body: Buffer): void {
     if (this.bodies.length < this.keep) this.bodies.push(body);
+  }
+
+  releaseList(list: IdentifierList): void {
     if (this.lists.length < this.keep) this.lists.push(list);
   }
 }
@@ -210,17 +214,25 @@ export class AudienceBatchBuilder {
     this.operationEnds.push(this.userEnds.length);
     const buffer = this.scratch;
     const ids = this.ids;
+    let bodyReleased = false;
     let released = false;
+    const releaseBody = (): void => {
+      if (bodyReleased) return;
+      bodyReleased = true;
+      this.pool.releaseBody(buffer);
+    };
     const batch: BuiltBatch = {
       body: buffer.subarray(0, this.length),
       userCount: this.userEnds.length,
       ids,
       userEnds: this.userEnds,
       operationEnds: this.operationEnds,
+      releaseBody,
       release: () => {
         if (released) return;
         released = true;
-        this.pool.release(buffer, ids);
+        releaseBody();
+        this.pool.releaseList(ids);
       },
     };
     this.scratch = this.pool.body();

@@ -108,6 +108,8 @@ export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, 
     }
     try {
       await postAudienceUsers(options.client, options.target, batch.body, batch.userCount);
+      // Answered: the body can carry the next batch while this one is committed.
+      batch.releaseBody();
       await options.onAcknowledged({ seq: batchSeq, batch });
       result.acknowledgedUsers += batch.userCount;
       result.acknowledgedIdentifiers += batch.ids.length;

@@ -11,11 +11,10 @@
 import { Worker } from 'node:worker_threads';
 import { StateError } from '../../errors.js';
 import { workerModuleUrl } from '../../worker-module.js';
-import type { TransferableIdentifierList } from '../identifier-list.js';
+import { transferList, type IdentifierList, type TransferableIdentifierList } from '../identifier-list.js';
 import { AudienceMembersWriter, type MembersChunk } from './audience-members-writer.js';
 import type { CommitWorkerData, FromCommitWorker, ToCommitWorker } from './commit-worker-messages.js';
 import type { Db } from './database.js';
-import { copyToSlot, sharedBytes, SharedListSlots } from './shared-list-slots.js';
 
 /** Chunks of at least this many identifiers are committed by the worker thread. */
 export const OFF_THREAD_MIN_IDENTIFIERS = 20_000;
@@ -23,6 +22,13 @@ export const OFF_THREAD_MIN_IDENTIFIERS = 20_000;
 interface Pending {
   resolve: () => void;
   reject: (error: Error) => void;
+  /** Gives the lent lists their arrays back (a list lost with a dead thread stays empty). */
+  takeBack: (returned: Returned) => void;
+}
+
+interface Returned {
+  added?: TransferableIdentifierList | undefined;
+  removed?: TransferableIdentifierList | undefined;
 }
 
 export class AudienceCommits {
@@ -32,7 +38,6 @@ export class AudienceCommits {
   private readonly inFlight = new Set<Promise<void>>();
   private nextId = 1;
   private failure: StateError | undefined;
-  private readonly slots = new SharedListSlots();
   /** Chunks of at least this many identifiers go to the worker (Infinity: none). */
   private readonly offThreadMin: number;
 
@@ -71,31 +76,28 @@ export class AudienceCommits {
     if (this.failure) return Promise.reject(this.failure);
     const worker = (this.worker ??= this.start());
     const id = this.nextId++;
-    // A shared list (the uploader's) is read by the worker in place; any other is copied into a
-    // slot of shared memory, reused once the worker has answered.
-    const copyBytes = (list: MembersChunk['added']): number => (list && !list.sharedViews() ? sharedBytes(list) : 0);
-    const bytes = copyBytes(chunk.added) + copyBytes(chunk.removed);
-    const slot = bytes > 0 ? this.slots.take(bytes) : undefined;
-    let offset = 0;
-    const place = (list: MembersChunk['added']): TransferableIdentifierList | undefined => {
+    // The lists' arrays are lent to the worker (moved, not copied) and come back with its
+    // answer; a list whose values share memory with other Buffers is copied instead.
+    const lend = (list: MembersChunk['added']): { list: IdentifierList; lent: boolean; arrays: TransferableIdentifierList } | undefined => {
       if (!list) return undefined;
-      const views = list.sharedViews();
-      if (views || !slot) return views;
-      const copied = copyToSlot(list, slot, offset);
-      offset = copied.end;
-      return copied.views;
+      const lent = list.lend();
+      return { list, lent: lent !== undefined, arrays: lent ?? list.toTransferable() };
     };
-    const message: ToCommitWorker = { type: 'commit', id, audienceId, added: place(chunk.added), removed: place(chunk.removed), sentAt: chunk.sentAt, mode: chunk.mode };
+    const added = lend(chunk.added);
+    const removed = lend(chunk.removed);
+    const message: ToCommitWorker = { type: 'commit', id, audienceId, added: added?.arrays, removed: removed?.arrays, sentAt: chunk.sentAt, mode: chunk.mode };
     const done = new Promise<void>((resolve, reject) => {
       if (this.pending.size === 0) worker.ref();
-      this.pending.set(id, { resolve, reject });
-      worker.postMessage(message);
+      this.pending.set(id, {
+        resolve,
+        reject,
+        takeBack: (returned) => {
+          if (added?.lent && returned.added) added.list.takeBack(returned.added);
+          if (removed?.lent && returned.removed) removed.list.takeBack(returned.removed);
+        },
+      });
+      worker.postMessage(message, transferList(message.added, message.removed));
     });
-    if (slot) {
-      // The worker has read the slot once it answers (either way).
-      const release = (): void => this.slots.give(slot);
-      done.then(release, release);
-    }
     this.inFlight.add(done);
     const forget = (): void => void this.inFlight.delete(done);
     done.then(forget, forget);
@@ -111,11 +113,11 @@ export class AudienceCommits {
     // a process that forgets to close the store can still exit.
     worker.unref();
     worker.on('message', (message: FromCommitWorker) => {
-      if (message.type === 'done') this.settle(message.id);
+      if (message.type === 'done') this.settle(message.id, message);
       else if (message.type === 'failed') {
         const error = new StateError(`cannot commit to the state database ${this.path}: ${message.message}`);
         if (message.id === undefined) this.fail(error);
-        else this.settle(message.id, error);
+        else this.settle(message.id, message, error);
       }
     });
     worker.on('error', (error) => this.fail(new StateError(`the state database's commit thread failed: ${error.message}`, { cause: error })));
@@ -125,10 +127,11 @@ export class AudienceCommits {
     return worker;
   }
 
-  private settle(id: number, error?: Error): void {
+  private settle(id: number, returned: Returned, error?: Error): void {
     const p = this.pending.get(id);
     if (!p) return;
     this.pending.delete(id);
+    p.takeBack(returned);
     if (this.pending.size === 0) this.worker?.unref();
     if (error) p.reject(error);
     else p.resolve();

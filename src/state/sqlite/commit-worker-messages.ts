@@ -20,4 +20,8 @@ export type ToCommitWorker =
   /** Close the connection and end the thread. */
   | { type: 'close' };
 
-export type FromCommitWorker = { type: 'ready' } | { type: 'done'; id: number } | { type: 'failed'; id: number | undefined; message: string };
+/** `done` and `failed` of a commit hand its lists' arrays back (transferred), for reuse. */
+export type FromCommitWorker =
+  | { type: 'ready' }
+  | { type: 'done'; id: number; added: TransferableIdentifierList | undefined; removed: TransferableIdentifierList | undefined }
+  | { type: 'failed'; id: number | undefined; message: string; added?: TransferableIdentifierList | undefined; removed?: TransferableIdentifierList | undefined };
