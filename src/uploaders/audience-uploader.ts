@@ -9,14 +9,16 @@
  * - A 400 with operation_errors: the failing operations' users are rejected with the
  *   service's reason and the rest of the batch is sent again.
  * - Authentication, permission and not-found errors stop the upload at once; so does a
- *   retryable error that outlived its retries (the service is down: the next run repairs).
+ *   retryable error that outlived its retries (the service is down: the next run repairs),
+ *   and a commit the state database refused (what the service acknowledged but the state does
+ *   not hold is sent again by the next run).
  * - Stopping (the signal) lets the batches in flight finish; a batch built but not started
  *   is not sent.
  */
 import type { AdsApiClient } from '../api/client.js';
 import { ApiValidationError, AuthError, ForbiddenError, NotFoundError, type OperationErrorItem } from '../api/errors.js';
 import { postAudienceUsers, type AudienceTarget } from '../api/resources/audiences.js';
-import { toAdsyncError, type AdsyncError } from '../errors.js';
+import { StateError, toAdsyncError, type AdsyncError } from '../errors.js';
 import type { IdentifierType } from '../hash/types.js';
 import type { IdentifierList } from '../state/identifier-list.js';
 import { AudienceBatchBuilder, BatchMemoryPool, MAX_BYTES_PER_REQUEST, operationRange, userRange, type BatchBuilderOptions, type BuiltBatch } from './audience-batch-builder.js';
@@ -67,8 +69,9 @@ export interface AudienceUploadResult {
   stopped: boolean;
 }
 
+/** Errors that stop the upload: sending more could not help (credentials, a missing target, the service down, a state database that cannot be written). */
 function isFatal(error: AdsyncError): boolean {
-  return error instanceof AuthError || error instanceof ForbiddenError || error instanceof NotFoundError || error.retryable;
+  return error instanceof AuthError || error instanceof ForbiddenError || error instanceof NotFoundError || error instanceof StateError || error.retryable;
 }
 
 function describeOperationErrors(items: OperationErrorItem['errors']): string {

@@ -53,7 +53,11 @@ export class AudienceCommits {
   commit(audienceId: number, chunk: MembersChunk): Promise<void> {
     const size = (chunk.added?.length ?? 0) + (chunk.removed?.length ?? 0);
     if (!this.worker && (this.path === ':memory:' || this.path === '' || size < this.offThreadMin)) {
-      this.writer.commit(audienceId, chunk);
+      try {
+        this.writer.commit(audienceId, chunk);
+      } catch (error) {
+        return Promise.reject(new StateError(`cannot commit to the state database ${this.path}: ${(error as Error).message}`, { cause: error }));
+      }
       return Promise.resolve();
     }
     return this.commitOffThread(audienceId, chunk);

@@ -1,0 +1,57 @@
+/**
+ * A state database that refuses a commit in the middle of an upload: the run stops at once
+ * with one clear line and exit 1, never a stack trace; what the service acknowledged but the
+ * state does not hold is sent again by the next run, which ends exact. Both ways of
+ * committing: on the main thread (`commit_thread_min: null`) and on the commit thread
+ * (`commit_thread_min: 1`; a real export's batches are large enough for it).
+ */
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { collect, createWorkspace, type Workspace } from '../helpers/e2e.js';
+import { audienceOf, committedAudience, crmExport, emulatorAudience, expectAudienceStateBehindService, expectNoStackTrace, range, waitFor } from './support.js';
+
+let ws: Workspace;
+beforeEach(async () => {
+  ws = await createWorkspace();
+});
+afterEach(async () => {
+  await ws.close();
+});
+
+function renameMembers(from: string, to: string): void {
+  const db = new Database(ws.statePath);
+  try {
+    db.exec(`ALTER TABLE ${from} RENAME TO ${to}`);
+  } finally {
+    db.close();
+  }
+}
+
+describe('a commit the state database refuses', () => {
+  it.each([
+    ['on the main thread', 'null'],
+    ['on the commit thread', '1'],
+  ])('%s: stops the run with one clear line; the next run ends exact', { timeout: 60_000 }, async (_, min) => {
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}commit_thread_min: ${min}\n`);
+    ws.write('crm.yaml', 'name: crm\naccount_id: emu-account\nconcurrency: 1\nsource: { path: exports/crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email, partner_user_id: Id }\n');
+    ws.write('exports/crm.csv', crmExport(range(1, 40)));
+    // The service applies the batch, then holds its answer while the members table goes away.
+    ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 1000, times: 1 });
+    const before = committedAudience(ws.statePath);
+    const done = collect(ws.spawn(['run', 'crm.yaml']));
+    // Applied by the service, its answer held for a second: the commit has not happened yet.
+    await waitFor(() => (ws.emulator.state().custom_audiences['emu-audience']?.members.email?.length ?? 0) > 0, 20_000, 'the service to apply the batch');
+    renameMembers('audience_members', 'audience_members_away');
+    const failed = await done;
+    expect(failed.code, failed.stderr).toBe(1);
+    expectNoStackTrace(failed);
+    expect(failed.stderr).toContain(`cannot commit to the state database ${ws.statePath}: no such table: audience_members`);
+    renameMembers('audience_members_away', 'audience_members');
+    expectAudienceStateBehindService(before, committedAudience(ws.statePath), emulatorAudience(ws));
+
+    const rerun = await ws.cli(['run', 'crm.yaml']);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(emulatorAudience(ws)).toEqual(audienceOf(range(1, 40)));
+    expect(committedAudience(ws.statePath)).toEqual(audienceOf(range(1, 40)));
+  });
+});
