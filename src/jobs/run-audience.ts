@@ -22,10 +22,9 @@ import type { RunContext } from './run-context.js';
 
 const DAY_MS = 86_400_000;
 /**
- * Identifiers per page of the plan. A page is read as one packed hex string of ~78 characters
- * per identifier (audience-state.ts); at 1,500 that string stays under V8's 128 KB limit for
- * ordinary objects, so it dies young. Pages of 20,000 (1.5 MB strings, in the large-object
- * space until a full GC) made the process grow by ~100 MB during the upload of 1M rows.
+ * Identifiers per page of the plan. Pages are read from the scan's spool file into one reused
+ * list (audience-scan.ts) and the uploader copies what it takes, so the size only sets how
+ * often the plan hands over identifiers; 1,500 is ~60 KB.
  */
 const PLAN_PAGE = 1_500;
 /** Memberships expire after 13 months by default; do-not-reach batches carry the date. */

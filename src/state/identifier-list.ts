@@ -131,29 +131,6 @@ export class IdentifierList {
     this.append(code, start + bytes.length, row);
   }
 
-  /**
-   * Appends packed records, as the state store reads a page of its plan: for each, one byte of
-   * field code, four bytes of row (big-endian), two bytes of value length, then the value.
-   * Returns the code and the byte range of the last record's value (the page's keyset position).
-   */
-  pushPacked(packed: Buffer): { code: number; valueStart: number; valueEnd: number } | undefined {
-    let p = 0;
-    let last: { code: number; valueStart: number; valueEnd: number } | undefined;
-    while (p + 7 <= packed.length) {
-      const code = packed[p] ?? 0;
-      const row = packed.readUInt32BE(p + 1);
-      const length = packed.readUInt16BE(p + 5);
-      const from = p + 7;
-      this.reserve(length);
-      const start = this.used;
-      packed.copy(this.data, start, from, from + length);
-      this.append(code, start + length, row);
-      last = { code, valueStart: from, valueEnd: from + length };
-      p = from + length;
-    }
-    return last;
-  }
-
   /** Appends a value that is bytes [start, end) of `source`. */
   pushSlice(code: number, source: Uint8Array, start: number, end: number, row: number): void {
     const length = end - start;

@@ -13,11 +13,13 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { StateError } from '../errors.js';
 
 const WRITE_BUFFER_BYTES = 1024 * 1024;
 
 export class SpoolFile {
   private readonly fd: number;
+  private readonly dir: string;
   /** Set when the file could not be removed while open (removed on close). */
   private readonly pathToRemove: string | undefined;
   private readonly buffer = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
@@ -29,7 +31,12 @@ export class SpoolFile {
   /** `purpose` names the file while it exists (e.g. "payloads": adsync-payloads-<pid>-<random>). */
   constructor(purpose: string, dir = tmpdir()) {
     const path = join(dir, `adsync-${purpose}-${process.pid}-${randomBytes(6).toString('hex')}`);
-    this.fd = openSync(path, 'wx+', 0o600);
+    this.dir = dir;
+    try {
+      this.fd = openSync(path, 'wx+', 0o600);
+    } catch (error) {
+      throw this.failure('cannot create a temporary file', error);
+    }
     let pending: string | undefined;
     try {
       unlinkSync(path);
@@ -110,7 +117,19 @@ export class SpoolFile {
   /** Writes bytes[0, length) at the end of the file. */
   private writeAll(bytes: Buffer, length: number): void {
     let done = 0;
-    while (done < length) done += writeSync(this.fd, bytes, done, length - done, this.written + done);
+    try {
+      while (done < length) done += writeSync(this.fd, bytes, done, length - done, this.written + done);
+    } catch (error) {
+      throw this.failure('cannot write a temporary file', error);
+    }
     this.written += length;
+  }
+
+  /** A full or unwritable temporary folder is the operator's to fix, not a bug: say where and what to do. */
+  private failure(what: string, error: unknown): StateError {
+    return new StateError(`${what} in ${this.dir}: ${(error as Error).message}`, {
+      cause: error,
+      hint: 'adsync keeps large temporary files there (an audience run ~80 bytes per identifier); set TMPDIR to a writable folder with room',
+    });
   }
 }

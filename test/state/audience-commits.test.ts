@@ -4,13 +4,14 @@
  * does not wait between them, and a failure that reaches the caller as a StateError.
  */
 import Database from 'better-sqlite3';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StateError } from '../../src/errors.js';
 import { FIELD_CODES, IdentifierList } from '../../src/state/identifier-list.js';
 import { openStateStore, type StateStore } from '../../src/state/index.js';
+import { AudienceCommits } from '../../src/state/sqlite/audience-commits.js';
 
 const h = (n: number): string => n.toString(16).padStart(64, '0');
 const emails = (from: number, to: number): IdentifierList => {
@@ -86,6 +87,43 @@ describe('audience commits on the commit thread', () => {
     expect(Array.from({ length: big.length }, (_, i) => `${big.row(i)}:${big.text(i)}`)).toEqual(before);
     expect(small.text(0)).toBe(h(90_001));
     expect(await audience.memberCount()).toBe(5001);
+  });
+
+  it.each([
+    ['on the main thread', Number.POSITIVE_INFINITY],
+    ['on the commit thread', 1],
+  ])('%s: a failed commit leaves nothing behind for the next one', async (_, min) => {
+    const path = join(mkdtempSync(join(tmpdir(), 'adsync-commits-')), 'state.sqlite');
+    const audience = open(path, min).audience('custom_audience:a:1');
+    await audience.commit({ added: emails(0, 100), sentAt: Date.now(), mode: 'mirror' });
+    const rename = (from: string, to: string): void => {
+      const other = new Database(path);
+      other.exec(`ALTER TABLE ${from} RENAME TO ${to}`);
+      other.close();
+    };
+    rename('audience_members', 'audience_members_gone');
+    // 130 rows: two full statements of 64 and two rows waiting when the transaction fails.
+    await expect(audience.commit({ added: emails(1000, 1130), sentAt: Date.now(), mode: 'mirror' })).rejects.toBeInstanceOf(StateError);
+    rename('audience_members_gone', 'audience_members');
+    await audience.commit({ added: emails(2000, 2010), sentAt: Date.now(), mode: 'mirror' });
+    const members = membersOf(path);
+    expect(members).toHaveLength(110);
+    expect(members.every(([v]) => v.length === 64)).toBe(true);
+  });
+
+  it('recover from a commit thread that could not start: the commit fails, close() returns', async () => {
+    // The thread cannot create the database's folder (a file is in the way); the main
+    // connection is an in-memory one, so only the thread fails.
+    const dir = mkdtempSync(join(tmpdir(), 'adsync-commits-'));
+    writeFileSync(join(dir, 'not-a-folder'), '');
+    const db = new Database(':memory:');
+    const commits = new AudienceCommits(db, join(dir, 'not-a-folder', 'state.sqlite'), 1);
+    await expect(commits.commit(1, { added: emails(0, 10), sentAt: Date.now(), mode: 'mirror' })).rejects.toThrow(/cannot commit to the state database .*not-a-folder/);
+    // The thread is gone; the next commit starts another (which fails the same way), and
+    // closing does not wait for a thread that has already ended.
+    await expect(commits.commit(1, { added: emails(0, 10), sentAt: Date.now(), mode: 'mirror' })).rejects.toBeInstanceOf(StateError);
+    await commits.close();
+    db.close();
   });
 
   it('reject a commit that could not be written with a StateError naming the database', async () => {

@@ -1,8 +1,7 @@
 /**
  * Identifier records packed into bytes, the form in which an audience scan keeps its sorted
  * runs and its plan in a spool file: one byte of field code, four bytes of row (big-endian,
- * signed), two bytes of value length (big-endian), then the value's bytes. It is the format
- * IdentifierList.pushPacked reads.
+ * signed), two bytes of value length (big-endian), then the value's bytes.
  */
 import type { SpoolFile } from '../spool-file.js';
 

@@ -37,7 +37,6 @@ export class AudienceCommits {
   private readonly pending = new Map<number, Pending>();
   private readonly inFlight = new Set<Promise<void>>();
   private nextId = 1;
-  private failure: StateError | undefined;
   /** Chunks of at least this many identifiers go to the worker (Infinity: none). */
   private readonly offThreadMin: number;
 
@@ -68,6 +67,8 @@ export class AudienceCommits {
     const worker = this.worker;
     if (!worker) return;
     await Promise.allSettled(this.inFlight);
+    // A worker that ended by itself (it could not open the database, it crashed) is gone already.
+    if (this.worker !== worker) return;
     this.worker = undefined;
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     worker.ref();
@@ -77,7 +78,6 @@ export class AudienceCommits {
   }
 
   private commitOffThread(audienceId: number, chunk: MembersChunk): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure);
     const worker = (this.worker ??= this.start());
     const id = this.nextId++;
     // The lists' arrays are lent to the worker (moved, not copied) and come back with its
@@ -126,6 +126,8 @@ export class AudienceCommits {
     });
     worker.on('error', (error) => this.fail(new StateError(`the state database's commit thread failed: ${error.message}`, { cause: error })));
     worker.on('exit', (code) => {
+      // The next large commit starts a new thread (the scheduler keeps one store for its life).
+      if (this.worker === worker) this.worker = undefined;
       if (this.pending.size > 0) this.fail(new StateError(`the state database's commit thread stopped (exit code ${code}) with ${this.pending.size} commits in flight`));
     });
     return worker;
@@ -141,8 +143,8 @@ export class AudienceCommits {
     else p.resolve();
   }
 
+  /** Fails every commit in flight (their lists stay empty: lost with the thread). */
   private fail(error: StateError): void {
-    this.failure ??= error;
     const all = [...this.pending.values()];
     this.pending.clear();
     for (const p of all) p.reject(error);

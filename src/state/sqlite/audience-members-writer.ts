@@ -36,6 +36,8 @@ export class AudienceMembersWriter {
   commit(audienceId: number, chunk: MembersChunk): void {
     const { upsert, tombstone, forget } = this.prepared();
     const { added, removed } = chunk;
+    upsert.reset();
+    tombstone.reset();
     this.db.transaction(() => {
       if (added) {
         for (let i = 0; i < added.length; i++) upsert.add(audienceId, added.code(i), added.bytes(i), chunk.sentAt);

@@ -36,14 +36,23 @@ export class BulkInsert {
     for (let i = 0; i < this.width; i++) this.params[base + i] = values[i];
     this.filled += 1;
     if (this.filled === ROWS_PER_STATEMENT) {
-      this.many.run(this.params);
       this.filled = 0;
+      this.many.run(this.params);
     }
   }
 
   /** Runs the rows still waiting, one statement each. Call before the transaction ends. */
   flush(): void {
-    for (let r = 0; r < this.filled; r++) this.one.run(this.params.slice(r * this.width, (r + 1) * this.width));
+    const filled = this.filled;
+    this.filled = 0;
+    for (let r = 0; r < filled; r++) this.one.run(this.params.slice(r * this.width, (r + 1) * this.width));
+  }
+
+  /**
+   * Forgets the rows waiting (call at the start of a transaction): after a transaction that
+   * failed half way, they belong to it, and must not be written by the next one.
+   */
+  reset(): void {
     this.filled = 0;
   }
 }
