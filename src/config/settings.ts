@@ -11,6 +11,7 @@ import { DEFAULT_ADS_URL, DEFAULT_API_URL } from '../api/client.js';
 import type { EndpointFamily, FamilyLimit, RateLimitSettings } from '../api/rate-limiter.js';
 import type { RetrySettings } from '../api/retry.js';
 import { ConfigError } from '../errors.js';
+import { OFF_THREAD_MIN_IDENTIFIERS } from '../state/sqlite/audience-commits.js';
 import { parseWithSchema, readYamlFile } from './yaml-file.js';
 
 const ratio = z.number().min(0).max(1);
@@ -93,7 +94,7 @@ export const DEFAULTS = {
   rejects_dir: '.adsync/rejects',
   concurrency: 4,
   read_threads: 2,
-  commit_thread_min: 20_000,
+  commit_thread_min: OFF_THREAD_MIN_IDENTIFIERS,
   request_timeout_ms: 60_000,
   retry: { retries: 8, min_delay_ms: 500, max_delay_ms: 30_000, budget_ms: 300_000 },
   rate_limits: { audience_users: { requests: 1500, window_seconds: 60 }, do_not_reach_users: { requests: 1500, window_seconds: 60 } },

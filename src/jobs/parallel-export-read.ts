@@ -20,6 +20,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { createReadStream } from 'node:fs';
 import { ConfigError, InternalError } from '../errors.js';
+import { workerModuleUrl } from '../worker-module.js';
 import type { IdentifierType } from '../hash/types.js';
 import { splitCsvFile } from '../sources/csv-split.js';
 import { readCsv } from '../sources/csv.js';
@@ -92,7 +93,7 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
   const invalid: Partial<Record<IdentifierType, number>> = {};
   let occurrences = 0;
   let failure: PartFailure | undefined;
-  const workerUrl = new URL('./export-part-worker.js', import.meta.url);
+  const workerUrl = workerModuleUrl('./export-part-worker.js', import.meta.url);
   ctx.logger.info({ parts: split.parts.map((p) => [p.start, p.end]) }, `reading the export in ${split.parts.length} parts, one thread each`);
 
   const parts: PartState[] = split.parts.map((part, k) => {

@@ -125,10 +125,7 @@ export class IdentifierList {
 
   /** Appends a value already in storage form (from the state store). */
   pushBytes(code: number, bytes: Uint8Array, row: number): void {
-    this.reserve(bytes.length);
-    const start = this.used;
-    this.data.set(bytes, start);
-    this.append(code, start + bytes.length, row);
+    this.pushSlice(code, bytes, 0, bytes.length, row);
   }
 
   /** Appends a value that is bytes [start, end) of `source`. */

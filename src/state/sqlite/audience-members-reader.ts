@@ -23,6 +23,11 @@ export const ABSENT = -1;
 const PAGE = 1_500;
 const STATUS = '(present = 1) + (present = 1 AND sent_at >= $refreshBefore)';
 
+/** Members of an audience that are present (tombstones not counted). */
+export function presentMemberCount(db: Db, audienceId: number): number {
+  return (db.prepare('SELECT COUNT(*) AS n FROM audience_members WHERE audience = ? AND present = 1').get(audienceId) as { n: number }).n;
+}
+
 /** Reads members in (field, value) order; after next() returns true the member is code/status/buf[valueStart, valueEnd). */
 export class OrderedMembers {
   code = 0;

@@ -21,7 +21,7 @@ import { SpoolFile } from '../spool-file.js';
 import { compareValues, prefixKey, RecordCursor, RecordWriter, type RecordRange } from '../external-sort/packed-records.js';
 import { SortedRuns } from '../external-sort/sorted-runs.js';
 import { mergeDistinct, reduceRuns } from '../external-sort/merge-distinct.js';
-import { ABSENT, MemberLookup, OrderedMembers, PRESENT_FRESH, TOMBSTONE } from './audience-members-reader.js';
+import { ABSENT, MemberLookup, OrderedMembers, PRESENT_FRESH, presentMemberCount, TOMBSTONE } from './audience-members-reader.js';
 import type { Db } from './database.js';
 
 /** Members are looked up one by one (instead of all read in order) when they outnumber the export's identifiers this many times. */
@@ -183,7 +183,7 @@ export class SqliteAudienceScan implements AudienceScan {
       }
     });
     while (ordered && member) passMember(ordered);
-    if (lookup) members = (this.db.prepare('SELECT COUNT(*) AS n FROM audience_members WHERE audience = ? AND present = 1').get(this.audienceId) as { n: number }).n;
+    if (lookup) members = presentMemberCount(this.db, this.audienceId);
     this.distinctCount = distinct;
 
     const addRange = adds.finish();

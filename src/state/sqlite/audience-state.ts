@@ -4,6 +4,7 @@
  */
 import type { AudienceScan, AudienceState } from '../store.js';
 import { IDENTIFIER_TYPES, type IdentifierType } from '../../hash/types.js';
+import { presentMemberCount } from './audience-members-reader.js';
 import { SqliteAudienceScan } from './audience-scan.js';
 import type { AudienceCommits } from './audience-commits.js';
 import type { MembersChunk } from './audience-members-writer.js';
@@ -31,8 +32,7 @@ export class SqliteAudienceState implements AudienceState {
   }
 
   memberCount(): Promise<number> {
-    const row = this.db.prepare('SELECT COUNT(*) AS n FROM audience_members WHERE audience = ? AND present = 1').get(this.audienceId) as { n: number };
-    return Promise.resolve(row.n);
+    return Promise.resolve(presentMemberCount(this.db, this.audienceId));
   }
 
   memberCounts(): Promise<Partial<Record<IdentifierType, number>>> {

@@ -22,6 +22,5 @@ export type ToCommitWorker =
 
 /** `done` and `failed` of a commit hand its lists' arrays back (transferred), for reuse. */
 export type FromCommitWorker =
-  | { type: 'ready' }
   | { type: 'done'; id: number; added: TransferableIdentifierList | undefined; removed: TransferableIdentifierList | undefined }
   | { type: 'failed'; id: number | undefined; message: string; added?: TransferableIdentifierList | undefined; removed?: TransferableIdentifierList | undefined };

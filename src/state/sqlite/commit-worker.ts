@@ -18,7 +18,7 @@ const port = parentPort;
 
 /** Posts a message; the arrays of the lists in it go back to the main thread (moved, not copied). */
 function post(message: FromCommitWorker): void {
-  port?.postMessage(message, message.type === 'ready' ? [] : transferList(message.added, message.removed));
+  port?.postMessage(message, transferList(message.added, message.removed));
 }
 
 try {
@@ -45,7 +45,6 @@ try {
       post({ type: 'failed', id: message.id, message: (error as Error).message, added: message.added, removed: message.removed });
     }
   });
-  post({ type: 'ready' });
 } catch (error) {
   post({ type: 'failed', id: undefined, message: (error as Error).message });
 }
