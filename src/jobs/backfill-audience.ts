@@ -31,8 +31,10 @@ export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promi
   let lastRowRead = startRow;
 
   async function* identifiers(): AsyncGenerator<IdentifierList> {
+    // One list for every batch: the uploader copies what it takes before asking for the next.
+    const page = new IdentifierList(1 << 12);
     for await (const batch of reader.batches) {
-      const page = new IdentifierList(Math.max(64, batch.rows.length * 4));
+      page.clear();
       const mapped = mapCsvBatch(batch, mapper, page, ctx.options.rejectsWithValues, startRow);
       for (const entries of mapped.rejects) ctx.rejects.reject(entries);
       for (const r of batch.rows) lastRowRead = Math.max(lastRowRead, r.row);

@@ -21,7 +21,8 @@ export interface ExportPartTask {
   lineOffset: number;
 }
 
-export type ToPartWorker = { type: 'credit'; credits: number };
+/** `credit`: batches the worker may post; `return`: the arrays of a batch the main thread has stored, for the worker to reuse (in the order it posted them). */
+export type ToPartWorker = { type: 'credit'; credits: number } | { type: 'return'; ids: TransferableIdentifierList };
 
 /** Why a part could not be read: `source` and `config` make the caller read sequentially. */
 export interface PartFailure {

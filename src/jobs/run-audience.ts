@@ -72,10 +72,12 @@ async function scanExportSequentially(ctx: RunContext, job: AudienceJob, scan: A
   const reader = await readCsvSource(job.source);
   counters.bytesTotal = reader.sizeBytes;
   const mapper = new AudienceRowMapper(reader.header, job.audience, reader.name);
+  // One list for every batch: the scan copies what it is given.
+  const ids = new IdentifierList(1 << 12);
   for await (const batch of reader.batches) {
     // Reading has no effect outside: a stop request ends it at once.
     if (ctx.stop.aborted) break;
-    const ids = new IdentifierList(Math.max(64, batch.rows.length * 4));
+    ids.clear();
     const mapped = mapCsvBatch(batch, mapper, ids, ctx.options.rejectsWithValues);
     for (const entries of mapped.rejects) ctx.rejects.reject(entries);
     for (const u of mapped.unreadable) ctx.unreadableRow(u.row, u.line, u.reason);

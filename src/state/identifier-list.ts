@@ -258,11 +258,11 @@ export class IdentifierList {
     };
   }
 
-  /** A list over arrays received from another thread. `rowOffset` is added to every row. */
-  static fromTransferable(t: TransferableIdentifierList, rowOffset = 0): IdentifierList {
+  /** A list over arrays received from another thread (not copied). */
+  static fromTransferable(t: TransferableIdentifierList): IdentifierList {
     const list = new IdentifierList(1);
     list.codes = t.codes;
-    list.rowsArr = rowOffset === 0 ? t.rows : t.rows.map((r) => r + rowOffset);
+    list.rowsArr = t.rows;
     list.ends = t.ends;
     list.data = Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
     list.length = t.length;

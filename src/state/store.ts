@@ -94,7 +94,7 @@ export interface AudiencePlanCounts {
  * then the plan is read as streams of adds and removes.
  */
 export interface AudienceScan {
-  /** Adds the export's identifiers (with the row each came from). */
+  /** Adds the export's identifiers (with the row each came from). Copies them: the caller may reuse `batch` once this resolves. */
   add(batch: IdentifierList): Promise<void>;
   /** Distinct identifiers collected so far. */
   size(): Promise<number>;
