@@ -8,7 +8,6 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startEmulator } from '../../emulator/index.js';
 import { loadJob } from '../../jobs/load-job.js';
 import { runJob } from '../../jobs/runner.js';
 import { openStateStore } from '../../state/index.js';
@@ -28,6 +27,7 @@ export function registerDemo(program: Command, ctx: CliContext): void {
     .description('run the demo jobs against the built-in emulator (no credentials needed)')
     .option('--json', 'print the JSON summaries instead of tables')
     .action(async (flags: { json?: boolean }) => {
+      const { startEmulator } = await import('../../emulator/index.js');
       const emulator = await startEmulator({ rateLimits: 'default' });
       const work = mkdtempSync(join(tmpdir(), 'adsync-demo-'));
       const settings = { ...ctx.settings, adsUrl: emulator.url, apiUrl: emulator.url, statePath: join(work, 'state.sqlite'), rejectsDir: join(work, 'rejects') };

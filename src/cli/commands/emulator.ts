@@ -1,6 +1,6 @@
 /** `adsync emulator`: the local X Ads API emulator, until SIGTERM or Ctrl-C. */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { EMULATOR_DEFAULTS, formatEmulatorBanner, startEmulator } from '../../emulator/index.js';
+import { EMULATOR_DEFAULTS } from '../../emulator/options.js';
 import type { CliContext } from '../context.js';
 
 export const DEFAULT_EMULATOR_PORT = 8787;
@@ -44,6 +44,8 @@ export function registerEmulator(program: Command, ctx: CliContext): void {
     .option('--do-not-reach-list <id>', 'seeded do-not-reach list id', d.doNotReachListId)
     .option('--log-requests', 'print one line per request served')
     .action(async (flags: EmulatorFlags) => {
+      // Loaded here, not with the CLI: every other command starts ~30 ms sooner without it.
+      const { formatEmulatorBanner, startEmulator } = await import('../../emulator/index.js');
       const emulator = await startEmulator({
         port: flags.port,
         host: flags.host,
