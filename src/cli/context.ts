@@ -5,6 +5,7 @@
 import type { LevelWithSilent, Logger } from 'pino';
 import { loadSettings, type Settings } from '../config/settings.js';
 import { createLogger } from '../logging/logger.js';
+import { TerminalOutput } from '../logging/terminal-output.js';
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -24,6 +25,8 @@ export class CliContext {
   private settingsCache: Settings | undefined;
   private loggerCache: Logger | undefined;
   exitCode = 0;
+  /** Stderr as log lines and a progress bar share it on a terminal. */
+  readonly terminal: TerminalOutput;
   /** Aborted on SIGTERM/SIGINT: commands finish the chunk in flight and stop. */
   readonly shutdown = new AbortController();
 
@@ -32,7 +35,9 @@ export class CliContext {
     readonly env: NodeJS.ProcessEnv,
     readonly cwd: string,
     private readonly globals: () => GlobalOptions,
-  ) {}
+  ) {
+    this.terminal = new TerminalOutput(io.stderr);
+  }
 
   get settings(): Settings {
     this.settingsCache ??= loadSettings({ path: this.globals().config, env: this.env, cwd: this.cwd });
@@ -43,7 +48,7 @@ export class CliContext {
     this.loggerCache ??= createLogger({
       level: this.globals().logLevel ?? (this.env.ADSYNC_LOG_LEVEL as LevelWithSilent | undefined) ?? 'info',
       pretty: this.io.isTty,
-      write: this.io.stderr,
+      write: this.io.isTty ? (line) => this.terminal.line(line) : this.io.stderr,
     });
     return this.loggerCache;
   }

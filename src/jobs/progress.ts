@@ -6,6 +6,7 @@
  */
 import cliProgress from 'cli-progress';
 import type { Logger } from 'pino';
+import type { TerminalOutput } from '../logging/terminal-output.js';
 
 export interface RunCounters {
   phase: 'reading' | 'planning' | 'uploading' | 'finishing';
@@ -32,6 +33,7 @@ function rate(count: number, ms: number): number {
 function fraction(c: RunCounters): number | undefined {
   if (c.phase === 'reading') return c.bytesTotal ? Math.min(1, c.bytesRead / c.bytesTotal) : undefined;
   if (c.phase === 'uploading') return c.toSend > 0 ? Math.min(1, c.sent / c.toSend) : undefined;
+  if (c.phase === 'finishing') return 1;
   return undefined;
 }
 
@@ -71,16 +73,25 @@ export class LogProgress implements ProgressDisplay {
   }
 }
 
-/** A progress bar on the terminal (stderr). */
+/**
+ * A progress bar on the terminal (stderr). Log lines written meanwhile go above it (see
+ * TerminalOutput): cli-progress's MultiBar is used for its one bar because it redraws in place
+ * with relative cursor moves, where a SingleBar restores the cursor position saved when it
+ * started, and everything logged since would be written over.
+ */
 export class BarProgress implements ProgressDisplay {
-  private bar: cliProgress.SingleBar | undefined;
+  private bars: cliProgress.MultiBar | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private tick: (() => void) | undefined;
 
-  constructor(private readonly stream: NodeJS.WritableStream = process.stderr) {}
+  constructor(
+    private readonly terminal: TerminalOutput,
+    private readonly stream: NodeJS.WritableStream = process.stderr,
+  ) {}
 
   start(job: string, c: RunCounters): void {
     const started = Date.now();
-    this.bar = new cliProgress.SingleBar(
+    const bars = new cliProgress.MultiBar(
       {
         stream: this.stream,
         format: `${job} {phase} |{bar}| {percentage}% | {rows} rows, {rate} rows/s | {sent}/{toSend} sent | {requests} requests, {retries} retries | ETA {eta_formatted}`,
@@ -88,13 +99,17 @@ export class BarProgress implements ProgressDisplay {
         clearOnComplete: false,
         etaBuffer: 20,
         fps: 5,
+        // Drawn on every tick, not only when its text changes: a log line may have cleared it.
+        forceRedraw: true,
       },
       cliProgress.Presets.shades_classic,
     );
-    this.bar.start(1000, 0, { phase: c.phase, rows: 0, rate: 0, sent: 0, toSend: 0, requests: 0, retries: 0 });
+    const bar = bars.create(1000, 0, { phase: c.phase, rows: 0, rate: 0, sent: 0, toSend: 0, requests: 0, retries: 0 });
+    this.bars = bars;
+    this.terminal.showBar(() => bars.update());
     const tick = (): void => {
       const f = fraction(c);
-      this.bar?.update(f === undefined ? 0 : Math.round(f * 1000), {
+      bar.update(f === undefined ? 0 : Math.round(f * 1000), {
         phase: c.phase.padEnd(9),
         rows: c.rowsRead.toLocaleString('en-US'),
         rate: rate(c.rowsRead, Date.now() - started).toLocaleString('en-US'),
@@ -104,14 +119,19 @@ export class BarProgress implements ProgressDisplay {
         retries: c.retries(),
       });
     };
+    this.tick = tick;
     this.timer = setInterval(tick, 250);
     this.timer.unref();
   }
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
-    this.bar?.stop();
-    this.bar = undefined;
+    // The last counts, also for a run shorter than a tick.
+    this.tick?.();
+    this.tick = undefined;
+    this.terminal.hideBar();
+    this.bars?.stop();
+    this.bars = undefined;
   }
 }
 
