@@ -56,10 +56,11 @@ export async function main(argv: string[], io: CliIo = processIo(), env: NodeJS.
   holder.program = program;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (ctx.shutdown.signal.aborted) {
-      io.stderr(`adsync: ${signal} again: stopping now\n`);
+      ctx.terminal.line(`adsync: ${signal} again: stopping now\n`);
       process.exit(130);
     }
-    io.stderr(`adsync: ${signal} received: finishing the requests in flight, then stopping (send again to stop at once)\n`);
+    // Through the terminal's output: on a terminal, above the progress bar, not in it.
+    ctx.terminal.line(`adsync: ${signal} received: finishing the requests in flight, then stopping (send again to stop at once)\n`);
     ctx.shutdown.abort();
   };
   process.on('SIGTERM', onSignal);

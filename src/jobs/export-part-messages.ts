@@ -40,6 +40,6 @@ export function partFailureOf(error: unknown): PartFailure {
 }
 
 export type FromPartWorker =
-  | ({ type: 'batch'; ids: TransferableIdentifierList } & Omit<MappedBatch, 'ids'>)
+  | ({ type: 'batch'; ids: TransferableIdentifierList; /** Bytes of the part read so far (progress). */ bytesRead: number } & Omit<MappedBatch, 'ids'>)
   | { type: 'done'; lastRow: number }
   | ({ type: 'error' } & PartFailure);

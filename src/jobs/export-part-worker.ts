@@ -51,9 +51,15 @@ async function credit(): Promise<void> {
  */
 const PART_READ_BYTES = 256 * 1024;
 
+/** Bytes of the part read so far (the header record given to it not counted). */
+let partBytesRead = 0;
+
 async function* partBytes(): AsyncGenerator<Buffer> {
   if (task.headerBytes) yield Buffer.from(task.headerBytes);
-  for await (const chunk of createReadStream(task.path, { start: task.start, end: task.end - 1, highWaterMark: PART_READ_BYTES })) yield chunk as Buffer;
+  for await (const chunk of createReadStream(task.path, { start: task.start, end: task.end - 1, highWaterMark: PART_READ_BYTES })) {
+    partBytesRead += (chunk as Buffer).length;
+    yield chunk as Buffer;
+  }
 }
 
 async function run(): Promise<void> {
@@ -79,7 +85,7 @@ async function run(): Promise<void> {
     const arrays = ids.lend();
     if (arrays) lent.push(ids);
     else free.push(ids);
-    const message: FromPartWorker = { ...mapped, type: 'batch', ids: arrays ?? ids.toTransferable() };
+    const message: FromPartWorker = { ...mapped, type: 'batch', ids: arrays ?? ids.toTransferable(), bytesRead: partBytesRead };
     port?.postMessage(message, arrays ? transferList(arrays) : []);
   }
   post({ type: 'done', lastRow });

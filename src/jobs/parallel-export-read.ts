@@ -162,10 +162,14 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
     }
   };
 
+  /** Bytes read of each part, for the progress display. */
+  const partBytesRead = parts.map(() => 0);
   /** Stores a batch of part k; false when its worker must wait before sending more. */
-  const store = async (k: number, batch: MappedBatch): Promise<boolean> => {
+  const store = async (k: number, batch: MappedBatch, bytesRead: number): Promise<boolean> => {
     const part = parts[k];
     if (!part) return true;
+    partBytesRead[k] = bytesRead;
+    counters.bytesRead = partBytesRead.reduce((a, b) => a + b, 0);
     await scan.add(batch.ids);
     occurrences += batch.ids.length;
     summary.read += batch.read;
@@ -208,7 +212,7 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
       const mapped = mapCsvBatch(batch, mapper, ids, ctx.options.rejectsWithValues);
       for (const r of batch.rows) lastRow = Math.max(lastRow, r.row);
       for (const r of batch.rejects) lastRow = Math.max(lastRow, r.row);
-      await store(0, mapped);
+      await store(0, mapped, stream.bytesRead);
     }
     finishPart(0, lastRow);
   };
@@ -237,7 +241,7 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
               // The part's rows become provisional rows of the file, in place.
               const rows = message.ids.rows;
               for (let i = 0; i < message.ids.length; i++) rows[i] = (rows[i] ?? 0) + k * PART_ROW_BASE;
-              const more = await store(k, { ...message, ids: IdentifierList.fromTransferable(message.ids) });
+              const more = await store(k, { ...message, ids: IdentifierList.fromTransferable(message.ids) }, message.bytesRead);
               // Stored (copied): the arrays go back to the worker for its next batch, so neither
               // thread allocates a list per batch (the freed lists stayed in the worker's malloc
               // arena, ~10 MB of resident memory for the rest of the run).

@@ -37,6 +37,15 @@ function fraction(c: RunCounters): number | undefined {
   return undefined;
 }
 
+/** Time left in a phase, from its share done so far: '12s', '3m05s', '1h02m'; '-' while unknown. */
+export function etaText(fractionDone: number | undefined, elapsedMs: number): string {
+  if (fractionDone === undefined || fractionDone <= 0 || elapsedMs <= 0) return '-';
+  const seconds = Math.max(0, Math.round((elapsedMs * (1 - Math.min(1, fractionDone))) / fractionDone / 1000));
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
+  return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`;
+}
+
 /** A log line every `intervalMs`. */
 export class LogProgress implements ProgressDisplay {
   private timer: NodeJS.Timeout | undefined;
@@ -94,25 +103,33 @@ export class BarProgress implements ProgressDisplay {
     const bars = new cliProgress.MultiBar(
       {
         stream: this.stream,
-        format: `${job} {phase} |{bar}| {percentage}% | {rows} rows, {rate} rows/s | {sent}/{toSend} sent | {requests} requests, {retries} retries | ETA {eta_formatted}`,
+        // The phase's own ETA (cli-progress's shows 'NFs' while the share done is unknown).
+        format: `${job} {phase} |{bar}| {percentage}% | {rows} rows, {rate} rows/s | {sent}/{toSend} sent | {requests} requests, {retries} retries | ETA {eta}`,
         hideCursor: true,
         clearOnComplete: false,
-        etaBuffer: 20,
         fps: 5,
         // Drawn on every tick, not only when its text changes: a log line may have cleared it.
         forceRedraw: true,
       },
       cliProgress.Presets.shades_classic,
     );
-    const bar = bars.create(1000, 0, { phase: c.phase, rows: 0, rate: 0, sent: 0, toSend: 0, requests: 0, retries: 0 });
+    const bar = bars.create(1000, 0, { phase: c.phase, rows: 0, rate: 0, sent: 0, toSend: 0, requests: 0, retries: 0, eta: '-' });
+    let phase = c.phase;
+    let phaseStarted = started;
     this.bars = bars;
     this.terminal.showBar(() => bars.update());
     const tick = (): void => {
+      const now = Date.now();
+      if (c.phase !== phase) {
+        phase = c.phase;
+        phaseStarted = now;
+      }
       const f = fraction(c);
       bar.update(f === undefined ? 0 : Math.round(f * 1000), {
+        eta: etaText(f, now - phaseStarted),
         phase: c.phase.padEnd(9),
         rows: c.rowsRead.toLocaleString('en-US'),
-        rate: rate(c.rowsRead, Date.now() - started).toLocaleString('en-US'),
+        rate: rate(c.rowsRead, now - started).toLocaleString('en-US'),
         sent: c.sent.toLocaleString('en-US'),
         toSend: c.toSend.toLocaleString('en-US'),
         requests: c.requests(),

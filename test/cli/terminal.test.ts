@@ -9,10 +9,12 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { Terminal } from '@xterm/headless';
 import { describe, expect, it } from 'vitest';
+import { etaText } from '../../src/jobs/progress.js';
 import { TerminalOutput } from '../../src/logging/terminal-output.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { forgetSecrets, registerSecrets } from '../../src/logging/secrets.js';
 import { baseEnv, BIN, ROOT } from '../helpers/cli.js';
+import { createWorkspace } from '../helpers/e2e.js';
 
 const COLUMNS = 160;
 const hasScript = /util-linux/.test(spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout ?? '');
@@ -21,16 +23,31 @@ function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-/** Runs `args` of the CLI in a pseudo-terminal; resolves with its exit code and the raw output. */
-function runInTerminal(args: string[]): Promise<{ code: number | null; output: string }> {
+/**
+ * Runs `args` of the CLI in a pseudo-terminal; with `interruptWhen`, types Ctrl-C into the
+ * terminal (as an operator does) once the output matches it. Resolves with the exit code, the
+ * raw output and whether Ctrl-C was typed.
+ */
+function runInTerminal(
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; interruptWhen?: RegExp },
+): Promise<{ code: number | null; output: string; typed: boolean }> {
   const command = `stty cols ${COLUMNS} rows 50; exec ${[process.execPath, BIN, ...args].map(shellQuote).join(' ')}`;
-  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: baseEnv({ ADSYNC_LOG_LEVEL: 'info' }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: options.cwd, env: { ...options.env, ADSYNC_LOG_LEVEL: 'info' }, stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString('utf8')));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString('utf8')));
+  let typed = false;
+  const onData = (d: Buffer): void => {
+    output += d.toString('utf8');
+    if (!typed && options.interruptWhen?.test(output)) {
+      typed = true;
+      child.stdin.write('\x03');
+    }
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
   return new Promise((resolve, reject) => {
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, output }));
+    child.on('close', (code) => resolve({ code, output, typed }));
   });
 }
 
@@ -50,7 +67,7 @@ function render(output: string): Promise<string[]> {
 
 describe('in a terminal', () => {
   it.runIf(hasScript)('shows pretty logs, a progress bar per job and the summaries, none written over another', { timeout: 60_000 }, async () => {
-    const { code, output } = await runInTerminal(['demo']);
+    const { code, output } = await runInTerminal(['demo'], { cwd: ROOT, env: baseEnv() });
     const screen = await render(output);
     const text = screen.join('\n');
     expect(code, text).toBe(0);
@@ -80,6 +97,36 @@ describe('in a terminal', () => {
     }
   });
 
+  it.runIf(hasScript)('Ctrl-C while reading: the message above the bar, the bar at its last count, an interrupted run, the cursor back', { timeout: 120_000 }, async () => {
+    const ws = await createWorkspace();
+    try {
+      // Large enough (~40 MB) to be read on two threads, and for a while.
+      const rows = ['Customer ID,E-mail,Phone'];
+      for (let i = 1; i <= 600_000; i++) rows.push(`P${i},user.${i}@example.com,+1 415 555 ${String(1000 + (i % 9000)).padStart(4, '0')}`);
+      ws.write('exports/crm.csv', `${rows.join('\n')}\n`);
+      ws.write('crm.yaml', 'account_id: emu-account\nsource: { path: exports/crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: E-mail, phone_number: Phone, partner_user_id: Customer ID }\n');
+      // Typed once the bar shows the read under way: a share of the file above 0%.
+      const { code, output, typed } = await runInTerminal(['run', 'crm.yaml'], { cwd: ws.dir, env: ws.env, interruptWhen: /crm reading\s+\|[^|]*\| [1-9]\d?% \|/ });
+      const screen = await render(output);
+      const text = screen.join('\n');
+      expect(typed, text).toBe(true);
+      expect(code, text).toBe(1);
+      expect(text).not.toMatch(/^\s+at /m);
+      const message = screen.indexOf('adsync: SIGINT received: finishing the requests in flight, then stopping (send again to stop at once)');
+      expect(message, text).toBeGreaterThan(0);
+      // The bar goes on below the message and ends with the rows read; the run says it was interrupted.
+      const bar = screen.findIndex((l, i) => i > message && l.startsWith('crm '));
+      expect(screen[bar], text).toMatch(/^crm \w+\s+\|[^|]*\| \d+% \| [\d,]+ rows, [\d,]+ rows\/s \| /);
+      expect(screen.slice(bar).some((l) => /^ {2}status +interrupted$/.test(l)), text).toBe(true);
+      expect(screen.slice(bar).some((l) => l === 'adsync: job crm interrupted: stopped by a signal after committing the work in flight'), text).toBe(true);
+      // The bar hid the cursor while it was shown; it is visible again at the end.
+      const esc = String.fromCharCode(27);
+      expect(output.lastIndexOf(`${esc}[?25h`)).toBeGreaterThan(output.lastIndexOf(`${esc}[?25l`));
+    } finally {
+      await ws.close();
+    }
+  });
+
   it('pretty log lines are written at once, without secrets', () => {
     const lines: string[] = [];
     registerSecrets(['tok-SECRET-123']);
@@ -92,6 +139,15 @@ describe('in a terminal', () => {
     } finally {
       forgetSecrets();
     }
+  });
+
+  it('the ETA of a phase comes from its share done so far, and is "-" while that is unknown', () => {
+    expect(etaText(undefined, 5_000)).toBe('-');
+    expect(etaText(0, 5_000)).toBe('-');
+    expect(etaText(0.5, 10_000)).toBe('10s');
+    expect(etaText(0.25, 30_000)).toBe('1m30s');
+    expect(etaText(0.1, 600_000)).toBe('1h30m');
+    expect(etaText(1, 7_000)).toBe('0s');
   });
 
   it('a log line clears the bar, is written with line wrapping on, and the bar is drawn again', () => {
