@@ -48,6 +48,8 @@ export class CliContext {
     this.loggerCache ??= createLogger({
       level: this.globals().logLevel ?? (this.env.ADSYNC_LOG_LEVEL as LevelWithSilent | undefined) ?? 'info',
       pretty: this.io.isTty,
+      // https://no-color.org: set to anything but the empty string, no colors.
+      color: (this.env.NO_COLOR ?? '') === '',
       write: this.io.isTty ? (line) => this.terminal.line(line) : this.io.stderr,
     });
     return this.loggerCache;

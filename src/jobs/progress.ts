@@ -82,6 +82,8 @@ export class LogProgress implements ProgressDisplay {
   }
 }
 
+const SHOW_CURSOR = '\x1b[?25h';
+
 /**
  * A progress bar on the terminal (stderr). Log lines written meanwhile go above it (see
  * TerminalOutput): cli-progress's MultiBar is used for its one bar because it redraws in place
@@ -92,6 +94,13 @@ export class BarProgress implements ProgressDisplay {
   private bars: cliProgress.MultiBar | undefined;
   private timer: NodeJS.Timeout | undefined;
   private tick: (() => void) | undefined;
+  /**
+   * The bar hides the cursor while it is shown. A process that exits with it still shown (a
+   * second Ctrl-C stops at once) would leave the terminal without a cursor: shown again on exit.
+   */
+  private readonly showCursorOnExit = (): void => {
+    this.stream.write(SHOW_CURSOR);
+  };
 
   constructor(
     private readonly terminal: TerminalOutput,
@@ -139,6 +148,7 @@ export class BarProgress implements ProgressDisplay {
     this.tick = tick;
     this.timer = setInterval(tick, 250);
     this.timer.unref();
+    process.once('exit', this.showCursorOnExit);
   }
 
   stop(): void {
@@ -149,6 +159,7 @@ export class BarProgress implements ProgressDisplay {
     this.terminal.hideBar();
     this.bars?.stop();
     this.bars = undefined;
+    process.off('exit', this.showCursorOnExit);
   }
 }
 

@@ -36,6 +36,8 @@ export interface LoggerOptions {
   level?: LevelWithSilent;
   /** Pretty output; defaults to whether stderr is a terminal. */
   pretty?: boolean;
+  /** Colors in pretty output (default true; the CLI turns them off when NO_COLOR is set). */
+  color?: boolean;
   /** Where lines go; defaults to file descriptor 2. */
   write?: (line: string) => void;
 }
@@ -46,9 +48,9 @@ export interface LoggerOptions {
  * stream: the stream wants a real Writable as destination, and each line is written
  * synchronously here, so nothing is lost or reordered when the process exits.
  */
-function prettyLines(): (jsonLine: string) => string {
+function prettyLines(color: boolean): (jsonLine: string) => string {
   const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
-  return prettyFactory({ colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' }) as (jsonLine: string) => string;
+  return prettyFactory({ colorize: color, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' }) as (jsonLine: string) => string;
 }
 
 function stderrWrite(line: string): void {
@@ -59,7 +61,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? 'info';
   const write = options.write ?? stderrWrite;
   const usePretty = options.pretty ?? (options.write === undefined && process.stderr.isTTY === true);
-  const format = usePretty ? prettyLines() : undefined;
+  const format = usePretty ? prettyLines(options.color ?? true) : undefined;
   // Scrubbed before formatting (secrets are matched in the JSON line as logged) and after.
   const destination = { write: (line: string): void => write(format ? scrubSecrets(format(scrubSecrets(line))) : scrubSecrets(line)) };
   return pino({ level, base: undefined, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination);

@@ -14,7 +14,7 @@ import { TerminalOutput } from '../../src/logging/terminal-output.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { forgetSecrets, registerSecrets } from '../../src/logging/secrets.js';
 import { baseEnv, BIN, ROOT } from '../helpers/cli.js';
-import { createWorkspace } from '../helpers/e2e.js';
+import { createWorkspace, type Workspace } from '../helpers/e2e.js';
 
 const COLUMNS = 160;
 const hasScript = /util-linux/.test(spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout ?? '');
@@ -25,21 +25,22 @@ function shellQuote(s: string): string {
 
 /**
  * Runs `args` of the CLI in a pseudo-terminal; with `interruptWhen`, types Ctrl-C into the
- * terminal (as an operator does) once the output matches it. Resolves with the exit code, the
- * raw output and whether Ctrl-C was typed.
+ * terminal (as an operator does) once the output matches the first pattern, again once it
+ * matches the second, and so on. Resolves with the exit code, the raw output and how many
+ * times Ctrl-C was typed.
  */
 function runInTerminal(
   args: string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; interruptWhen?: RegExp },
-): Promise<{ code: number | null; output: string; typed: boolean }> {
+  options: { cwd: string; env: NodeJS.ProcessEnv; interruptWhen?: RegExp[] },
+): Promise<{ code: number | null; output: string; typed: number }> {
   const command = `stty cols ${COLUMNS} rows 50; exec ${[process.execPath, BIN, ...args].map(shellQuote).join(' ')}`;
   const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: options.cwd, env: { ...options.env, ADSYNC_LOG_LEVEL: 'info' }, stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
-  let typed = false;
+  let typed = 0;
   const onData = (d: Buffer): void => {
     output += d.toString('utf8');
-    if (!typed && options.interruptWhen?.test(output)) {
-      typed = true;
+    if (options.interruptWhen?.[typed]?.test(output)) {
+      typed += 1;
       child.stdin.write('\x03');
     }
   };
@@ -49,6 +50,17 @@ function runInTerminal(
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, output, typed }));
   });
+}
+
+/** The bar of job "crm" once the read is under way: a share of the file above 0%. */
+const READING_UNDER_WAY = /crm reading\s+\|[^|]*\| [1-9]\d?% \|/;
+
+/** A job "crm" of an export large enough (~40 MB) to be read on two threads, for a while. */
+function writeLargeExport(ws: Workspace): void {
+  const rows = ['Customer ID,E-mail,Phone'];
+  for (let i = 1; i <= 600_000; i++) rows.push(`P${i},user.${i}@example.com,+1 415 555 ${String(1000 + (i % 9000)).padStart(4, '0')}`);
+  ws.write('exports/crm.csv', `${rows.join('\n')}\n`);
+  ws.write('crm.yaml', 'account_id: emu-account\nsource: { path: exports/crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: E-mail, phone_number: Phone, partner_user_id: Customer ID }\n');
 }
 
 /** The screen (with its scrollback) after `output`, one string per line. */
@@ -100,16 +112,12 @@ describe('in a terminal', () => {
   it.runIf(hasScript)('Ctrl-C while reading: the message above the bar, the bar at its last count, an interrupted run, the cursor back', { timeout: 120_000 }, async () => {
     const ws = await createWorkspace();
     try {
-      // Large enough (~40 MB) to be read on two threads, and for a while.
-      const rows = ['Customer ID,E-mail,Phone'];
-      for (let i = 1; i <= 600_000; i++) rows.push(`P${i},user.${i}@example.com,+1 415 555 ${String(1000 + (i % 9000)).padStart(4, '0')}`);
-      ws.write('exports/crm.csv', `${rows.join('\n')}\n`);
-      ws.write('crm.yaml', 'account_id: emu-account\nsource: { path: exports/crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: E-mail, phone_number: Phone, partner_user_id: Customer ID }\n');
+      writeLargeExport(ws);
       // Typed once the bar shows the read under way: a share of the file above 0%.
-      const { code, output, typed } = await runInTerminal(['run', 'crm.yaml'], { cwd: ws.dir, env: ws.env, interruptWhen: /crm reading\s+\|[^|]*\| [1-9]\d?% \|/ });
+      const { code, output, typed } = await runInTerminal(['run', 'crm.yaml'], { cwd: ws.dir, env: ws.env, interruptWhen: [READING_UNDER_WAY] });
       const screen = await render(output);
       const text = screen.join('\n');
-      expect(typed, text).toBe(true);
+      expect(typed, text).toBe(1);
       expect(code, text).toBe(1);
       expect(text).not.toMatch(/^\s+at /m);
       const message = screen.indexOf('adsync: SIGINT received: finishing the requests in flight, then stopping (send again to stop at once)');
@@ -122,6 +130,30 @@ describe('in a terminal', () => {
       // The bar hid the cursor while it was shown; it is visible again at the end.
       const esc = String.fromCharCode(27);
       expect(output.lastIndexOf(`${esc}[?25h`)).toBeGreaterThan(output.lastIndexOf(`${esc}[?25l`));
+    } finally {
+      await ws.close();
+    }
+  });
+
+  it.runIf(hasScript)('Ctrl-C twice stops at once (exit 130) and leaves the cursor visible; NO_COLOR: no colors', { timeout: 120_000 }, async () => {
+    const ws = await createWorkspace();
+    try {
+      writeLargeExport(ws);
+      const { code, output, typed } = await runInTerminal(['run', 'crm.yaml'], {
+        cwd: ws.dir,
+        env: { ...ws.env, NO_COLOR: '1' },
+        interruptWhen: [READING_UNDER_WAY, /SIGINT received/],
+      });
+      const text = (await render(output)).join('\n');
+      expect(typed, text).toBe(2);
+      expect(code, text).toBe(130);
+      expect(text).toContain('adsync: SIGINT again: stopping now');
+      expect(text).not.toMatch(/^\s+at /m);
+      const esc = String.fromCharCode(27);
+      expect(output.lastIndexOf(`${esc}[?25h`), text).toBeGreaterThan(output.lastIndexOf(`${esc}[?25l`));
+      // The log lines came out pretty but without color codes.
+      expect(text).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: run started$/m);
+      expect(output).not.toMatch(new RegExp(`${esc}\\[3\\dm`));
     } finally {
       await ws.close();
     }
