@@ -3,7 +3,9 @@
  * an overlapping tick, never runs one job twice at once even across two processes, stops
  * cleanly on SIGTERM with the state consistent, and skips an invalid job file.
  */
+import { rmSync } from 'node:fs';
 import http from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -128,6 +130,41 @@ describe('adsync schedule', () => {
     expect(inState).toBe(onService);
     expect(inState).toBeGreaterThan(0);
     expect(inState).toBeLessThan(120_000);
+  });
+
+  it('on SIGHUP takes up a new job file, drops a removed one and follows a changed one, without stopping', { timeout: 40_000 }, async () => {
+    ws.write('jobs/data/a.csv', 'Email\na@example.com\n');
+    ws.write('jobs/data/b.csv', 'Email\nb@example.com\n');
+    ws.write('jobs/first.yaml', jobYaml('* * * * * *', 'data/a.csv'));
+    ws.write('jobs/later.yaml', jobYaml('0 0 1 1 *', 'data/b.csv')); // once a year: not before the reload
+    const child = ws.spawn(['schedule', '--jobs', 'jobs'], { ADSYNC_LOG_LEVEL: 'info' });
+    const done = collect(child);
+    let log = '';
+    child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+    const waitFor = async (what: () => boolean, label: string): Promise<void> => {
+      const until = Date.now() + 15_000;
+      while (!what() && Date.now() < until) await sleep(50);
+      expect(what(), `${label}\n${log}`).toBe(true);
+    };
+    await waitFor(() => log.includes('"job":"first"') && log.includes('"msg":"run finished"'), 'a first run of job first');
+    expect(await history('later')).toEqual([]);
+
+    // The operator removes one job file, makes the other run every second, and sends SIGHUP.
+    rmSync(join(ws.dir, 'jobs', 'first.yaml'));
+    ws.write('jobs/later.yaml', jobYaml('* * * * * *', 'data/b.csv'));
+    child.kill('SIGHUP');
+    await waitFor(() => log.includes('"msg":"reloading the job files (SIGHUP)"') && log.includes('"msg":"job removed from the schedule"'), 'the reload');
+    await waitFor(() => /"job":"later"[^\n]*"msg":"run finished"/.test(log), 'a run of job later');
+    // No run of the removed job starts after the reload (one in progress may finish).
+    const firstRuns = (await history('first')).length;
+    await sleep(2500);
+    expect((await history('first')).length).toBe(firstRuns);
+    expect(child.exitCode).toBeNull();
+
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(await history('later')).toContainEqual(expect.objectContaining({ status: 'success' }));
   });
 
   it('reports an invalid job file and still runs the others', { timeout: 30_000 }, async () => {
