@@ -149,12 +149,14 @@ describe('adsync schedule', () => {
     await waitFor(() => log.includes('"job":"first"') && log.includes('"msg":"run finished"'), 'a first run of job first');
     expect(await history('later')).toEqual([]);
 
-    // The operator removes one job file, makes the other run every second, and sends SIGHUP.
+    // The operator removes one job file, makes another run every second, adds a third, and sends SIGHUP.
     rmSync(join(ws.dir, 'jobs', 'first.yaml'));
     ws.write('jobs/later.yaml', jobYaml('* * * * * *', 'data/b.csv'));
+    ws.write('jobs/added.yaml', jobYaml('* * * * * *', 'data/b.csv').replace('audience:\n', 'audience:\n  mode: add\n'));
     child.kill('SIGHUP');
     await waitFor(() => log.includes('"msg":"reloading the job files (SIGHUP)"') && log.includes('"msg":"job removed from the schedule"'), 'the reload');
     await waitFor(() => /"job":"later"[^\n]*"msg":"run finished"/.test(log), 'a run of job later');
+    await waitFor(() => /"job":"added"[^\n]*"msg":"run finished"/.test(log), 'a run of the new job');
     // No run of the removed job starts after the reload (one in progress may finish).
     const firstRuns = (await history('first')).length;
     await sleep(2500);
@@ -165,6 +167,7 @@ describe('adsync schedule', () => {
     const r = await done;
     expect(r.code, r.stderr).toBe(0);
     expect(await history('later')).toContainEqual(expect.objectContaining({ status: 'success' }));
+    expect(await history('added')).toContainEqual(expect.objectContaining({ status: 'success' }));
   });
 
   it('reports an invalid job file and still runs the others', { timeout: 30_000 }, async () => {
