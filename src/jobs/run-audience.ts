@@ -226,7 +226,7 @@ function removalsAllowed(ctx: RunContext, job: AudienceJob, removes: number, mem
   if (removes === 0) return true;
   if (!ctx.allowsDestructiveChanges('removals')) return false;
   if (summary.read > 0 && rejected / summary.read > job.maxRejectRatio) {
-    ctx.note(`too many rejected rows to trust the export: ${removes} removals were not made`);
+    ctx.note(`too many rejected rows to trust the export: ${removes} ${removes === 1 ? 'removal was' : 'removals were'} not made`);
     return false;
   }
   if (removes > ratio * members) {

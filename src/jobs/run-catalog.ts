@@ -246,7 +246,7 @@ function deletesAllowed(ctx: RunContext, job: CatalogJob, products: number, dele
   if (!ctx.allowsDestructiveChanges('deletes')) return false;
   const rejected = ctx.rejects.count;
   if (ctx.summary.read > 0 && rejected / ctx.summary.read > job.maxRejectRatio) {
-    ctx.note(`too many rejected items to trust the feed: ${deletes} deletes were not made`);
+    ctx.note(`too many rejected items to trust the feed: ${deletes} ${deletes === 1 ? 'delete was' : 'deletes were'} not made`);
     return false;
   }
   if (deletes > ratio * known) {

@@ -210,6 +210,31 @@ describe('audience sync (custom audience)', () => {
     expect(members()).toEqual(expected({ email: ['ada@example.com'], partner_user_id: ['C001'] }));
   });
 
+  it('makes no removal from an export with more rejected rows than max_reject_ratio (the additions still go), and fails', async () => {
+    ws.write('crm.yaml', audienceJob());
+    ws.write('exports/crm.csv', FIXTURE);
+    await ws.cli(['run', 'crm.yaml']);
+    // The next export, and ten rows without a single usable identifier: 10 of 24 rows
+    // rejected, more than the default max_reject_ratio of 0.2.
+    const junk = Array.from({ length: 10 }, (_, i) => `,Junk ${i},not-an-email,12,@@@,US`);
+    ws.write('exports/crm.csv', `${SECOND_CSV}${junk.join('\n')}\n`);
+    const r = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(r.code).toBe(1);
+    const [summary] = summaries(r);
+    expect(summary).toMatchObject({ status: 'failed', read: 24, rejected: 10, removed: 0 });
+    expect(r.stderr).toContain('too many rejected rows to trust the export: 8 removals were not made');
+    expect(r.stderr).toContain('10 of 24 rows rejected (41.7%, more than max_reject_ratio 0.2)');
+    const union = (a: string[], b: string[]): string[] => [...new Set([...a, ...b])];
+    expect(members()).toEqual(
+      expected({
+        email: union(FIRST.email, SECOND.email),
+        phone_number: union(FIRST.phone_number, SECOND.phone_number),
+        handle: union(FIRST.handle, SECOND.handle),
+        partner_user_id: union(FIRST.partner_user_id, SECOND.partner_user_id),
+      }),
+    );
+  });
+
   it('never empties the audience from an export with no valid identifier', async () => {
     ws.write('crm.yaml', audienceJob());
     ws.write('exports/crm.csv', FIXTURE);

@@ -220,6 +220,21 @@ describe('adsync run (catalog): the delete guards', () => {
     expect(catalogIds(h.ws)).toEqual([...ids(4), 'P-11']);
   });
 
+  it('a feed with more rejected items than max_reject_ratio deletes nothing (its valid products still go), and fails', async () => {
+    const h = await harness();
+    await seedTen(h);
+    // P-10 gone (a delete within max_delete_ratio), P-01 changed, and 3 of the 12 items
+    // invalid (an http link): 25%, more than the default max_reject_ratio of 0.2.
+    const bad = ['P-12', 'P-13', 'P-14'].map((id) => ({ ...feedItem(id), link: `http://shop.example.com/p/${id.toLowerCase()}` }));
+    h.feed([...ids(9).map((id) => (id === 'P-01' ? { ...feedItem(id), price: '12.00 USD' } : feedItem(id))), ...bad]);
+    const r = await h.run();
+    expect(r.code).toBe(1);
+    expect(counts(summaryOf(r))).toMatchObject({ status: 'failed', read: 12, valid: 9, rejected: 3, updated: 1, deleted: 0, exit_code: 1 });
+    expect(summaryOf(r).notes).toContain('too many rejected items to trust the feed: 1 delete was not made');
+    expect(h.sent()).toEqual({ puts: [['P-01']], deletes: [] });
+    expect(catalogIds(h.ws)).toEqual(TEN);
+  });
+
   it('max_delete_ratio of the job file; exactly the ratio is allowed', async () => {
     const h = await harness({ source: 'feed.xml', maxDeleteRatio: 0.6 });
     await seedTen(h);
