@@ -1,0 +1,85 @@
+/**
+ * What the CLI does with the job files it is given, as README's command reference says:
+ * `adsync validate` (exit 0 / 1 / 2, the rejects file, no API call, no state), column names
+ * matched exactly and then ignoring case, a missing column named with the export's columns,
+ * and `adsync run` of several files of which one is broken (the others still run; the worst
+ * exit code wins).
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+
+let ws: Workspace;
+beforeEach(async () => {
+  ws = await createWorkspace();
+});
+afterEach(async () => {
+  await ws.close();
+});
+
+const job = (identifiers: string, source = 'crm.csv'): string =>
+  `account_id: emu-account\nsource: { path: ${source} }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: ${identifiers}\n`;
+
+const requests = (): number => ws.emulator.state().requests.total;
+
+describe('adsync validate', () => {
+  it('exit 0 for a valid job (columns matched ignoring case), without calling the API or creating the state', async () => {
+    ws.write('crm.csv', 'Customer ID,e-mail,Phone\nC1,a@example.com,+14155552671\n');
+    ws.write('crm.yaml', job('{ email: E-MAIL, phone_number: phone, partner_user_id: Customer ID }'));
+    const r = await ws.cli(['validate', 'crm.yaml']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`${ws.dir}/crm.yaml: valid; 1 of 1 rows usable`);
+    expect(requests()).toBe(0);
+    expect(existsSync(ws.statePath)).toBe(false);
+  });
+
+  it('exit 2 for a column the export does not have, naming the export columns', async () => {
+    ws.write('crm.csv', 'Customer ID,e-mail,Phone\nC1,a@example.com,+14155552671\n');
+    ws.write('crm.yaml', job('{ email: E-mail, phone_number: Mobile }'));
+    const r = await ws.cli(['validate', 'crm.yaml']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `adsync: job crm failed: ${ws.dir}/crm.csv has no column for phone_number -> "Mobile"; its columns are: "Customer ID", "e-mail", "Phone" (fix audience.identifiers (or country_column) in the job file to name columns of the export)`,
+    );
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+    expect(requests()).toBe(0);
+  });
+
+  it('exit 1 for too many rejects, with the rejects file written (mode 0600) and still no API call or state', async () => {
+    ws.write('crm.csv', 'Customer ID,E-mail\nC1,a@example.com\n,not-an-email\n');
+    ws.write('crm.yaml', job('{ email: E-mail, partner_user_id: Customer ID }'));
+    const r = await ws.cli(['validate', 'crm.yaml']);
+    expect(r.code).toBe(1);
+    const file = /see (\S+\.csv)/.exec(r.stderr)?.[1] ?? '';
+    expect(r.stderr).toContain('1 of 2 rows rejected (50.0%, more than max_reject_ratio 0.2)');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readFileSync(file, 'utf8')).toBe('row,line,id,field,reason\n2,3,,email,not an email address\n');
+    expect(requests()).toBe(0);
+    expect(existsSync(ws.statePath)).toBe(false);
+  });
+
+  it('exit 2 for a job file that is not valid YAML, with its line and column', async () => {
+    ws.write('broken.yaml', 'account_id: [\n');
+    const r = await ws.cli(['validate', 'broken.yaml']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^adsync: broken\.yaml line 2, column 1: not valid YAML: /m);
+  });
+});
+
+describe('adsync run of several job files', () => {
+  it('reports the broken one (exit 2), still runs the others, and exits with the worst code', async () => {
+    ws.write('a.csv', 'E-mail\na@example.com\n');
+    ws.write('b.csv', 'E-mail\nb@example.com\n');
+    ws.write('a.yaml', job('{ email: E-mail }', 'a.csv').replace('audience:\n', 'audience:\n  mode: add\n'));
+    ws.write('broken.yaml', 'account_id: emu-account\nsource: { path: b.csv }\naudience: { identifiers: { email: E-mail } }\n');
+    ws.write('b.yaml', job('{ email: E-mail }', 'b.csv').replace('audience:\n', 'audience:\n  mode: add\n'));
+    const r = await ws.cli(['run', 'a.yaml', 'broken.yaml', 'b.yaml', '--json']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^adsync: broken\.yaml is not valid:\n/m);
+    expect(summaries(r).map((s) => [s.job, s.status, s.added])).toEqual([
+      ['a', 'success', 1],
+      ['b', 'success', 1],
+    ]);
+    expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email).toHaveLength(2);
+  });
+});
