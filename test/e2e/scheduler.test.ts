@@ -170,6 +170,31 @@ describe('adsync schedule', () => {
     expect(await history('added')).toContainEqual(expect.objectContaining({ status: 'success' }));
   });
 
+  it("fires a job on its cron expression in its own time zone, the settings' time zone by default", { timeout: 30_000 }, async () => {
+    // Kolkata is UTC+5:30: its minute is never UTC's. An expression for this minute and the
+    // next one in Kolkata time fires every second there, and never in UTC meanwhile.
+    const kolkataMinute = Number(new Intl.DateTimeFormat('en-GB', { timeZone: 'Asia/Kolkata', minute: 'numeric' }).format(new Date()));
+    const expression = `* ${kolkataMinute},${(kolkataMinute + 1) % 60} * * * *`;
+    const addJob = (name: string, timezone: string | undefined): void => {
+      ws.write(`jobs/data/${name}.csv`, `Email\n${name}@example.com\n`);
+      const yaml = jobYaml(expression, `data/${name}.csv`).replace('audience:\n', 'audience:\n  mode: add\n');
+      ws.write(`jobs/${name}.yaml`, timezone ? `timezone: ${timezone}\n${yaml}` : yaml);
+    };
+    addJob('kolkata', 'Asia/Kolkata');
+    addJob('utc', 'UTC');
+    addJob('default', undefined);
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}timezone: Asia/Kolkata\n`);
+    const child = ws.spawn(['schedule', '--jobs', 'jobs'], { ADSYNC_LOG_LEVEL: 'info' });
+    const done = collect(child);
+    await sleep(3500);
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(await history('kolkata'), r.stderr).toContainEqual(expect.objectContaining({ status: 'success' }));
+    expect(await history('default'), r.stderr).toContainEqual(expect.objectContaining({ status: 'success' }));
+    expect(await history('utc'), r.stderr).toEqual([]);
+  });
+
   it('reports an invalid job file and still runs the others', { timeout: 30_000 }, async () => {
     ws.write('jobs/good.yaml', jobYaml('* * * * * *', 'data/ok.csv'));
     ws.write('jobs/data/ok.csv', 'Email\nok@example.com\n');
