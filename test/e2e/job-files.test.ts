@@ -83,3 +83,37 @@ describe('adsync run of several job files', () => {
     expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email).toHaveLength(2);
   });
 });
+
+describe('adsync runs', () => {
+  it('lists the runs newest first as a table (started, job, kind, status, duration, counts, run id, rejects file); --job and --limit narrow it', async () => {
+    ws.write('crm.csv', 'E-mail\na@example.com\nb@example.com\n,\nnot-an-email\n');
+    ws.write('crm.yaml', job('{ email: E-mail }').replace('audience:\n', 'max_reject_ratio: 1\naudience:\n'));
+    ws.write('shop.yaml', 'account_id: emu-account\nsource: { path: feed.xml }\ncatalog: { product_catalog_id: emu-catalog }\n');
+    ws.write('feed.xml', '<rss version="2.0" xmlns:g="http://base.google.com/ns/1.0"><channel></channel></rss>');
+    const first = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    const failed = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(failed.code).toBe(1);
+    const [crm] = summaries(first);
+    const [shop] = summaries(failed);
+
+    const table = await ws.cli(['runs']);
+    expect(table.code, table.stderr).toBe(0);
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^started \(UTC\) +job +kind +status +duration +read +rejected +sent +run id +rejects file$/);
+    const cells = (line: string | undefined): string[] => (line ?? '').split(/ {2,}/);
+    const date = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
+    // Newest first: the catalog run (failed: an empty feed), then the audience run.
+    const [shopRow, crmRow] = [cells(lines[1]), cells(lines[2])];
+    expect(shopRow[0]).toMatch(date);
+    expect(shopRow.slice(1, 4)).toEqual(['shop', 'catalog', 'failed']);
+    expect(shopRow[4]).toMatch(/^\d+\.\ds$/);
+    expect(shopRow.slice(5)).toEqual(['0', '0', '+0 ~0 -0', String(shop?.run_id)]);
+    expect(crmRow.slice(1, 4)).toEqual(['crm', 'custom_audience', 'success']);
+    expect(crmRow.slice(5)).toEqual(['4', '2', '+2 -0', String(crm?.run_id), String(crm?.rejects_file)]);
+    expect(lines).toHaveLength(3);
+
+    expect((await ws.cli(['runs', '--job', 'crm'])).stdout.trimEnd().split('\n').slice(1).map((l) => cells(l)[1])).toEqual(['crm']);
+    expect((await ws.cli(['runs', '--limit', '1'])).stdout.trimEnd().split('\n').slice(1).map((l) => cells(l)[1])).toEqual(['shop']);
+  });
+});
