@@ -1,7 +1,9 @@
 /**
  * Backfills: a large file uploaded in full, checkpointed after every acknowledged batch.
  * Killed (SIGKILL) at several points, the same command resumes from the checkpoint (and
- * says so) and the end result is exactly that of an uninterrupted run.
+ * says so) and the end result is exactly that of an uninterrupted run. With `mode: remove` a
+ * backfill removes exactly the file's identifiers; a do-not-reach job's backfill lands in
+ * the do-not-reach list.
  */
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
@@ -109,5 +111,89 @@ describe('adsync backfill', () => {
     const restarted = await ws.cli(['backfill', 'daily.yaml', '--source', 'other.csv', '--restart', '--json']);
     expect(restarted.code, restarted.stderr).toBe(0);
     expect(summaries(restarted)[0]).toMatchObject({ added: 2, read: 1 });
+  });
+});
+
+/** Members per identifier field, leaving out the fields without any. */
+function nonEmpty(members: Record<string, string[]> | undefined): Record<string, string[]> {
+  return Object.fromEntries(Object.entries(members ?? {}).filter(([, values]) => values.length > 0));
+}
+
+const audienceMembers = (): Record<string, string[]> => nonEmpty(ws.emulator.state().custom_audiences['emu-audience']?.members);
+const doNotReachMembers = (): Record<string, string[]> => nonEmpty(ws.emulator.state().do_not_reach_lists['emu-dnr']?.members);
+
+const between = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+/** The audience members of rows `P<i>,Person.<i>@Example.org`: hashed normalized emails, partner ids as they are. */
+function membersOf(rows: readonly number[]): Record<string, string[]> {
+  return { email: rows.map((i) => sha(`person.${i}@example.org`)).sort(), partner_user_id: rows.map((i) => `P${i}`).sort() };
+}
+
+const DNR_JOB = 'account_id: emu-account\nconcurrency: 1\nsource: { path: exports/dnr.csv }\naudience:\n  do_not_reach_list_id: emu-dnr\n  identifiers: { email: Email, phone_number: Phone }\n  default_country: US\n';
+
+/** Do-not-reach rows: an email and a US phone written nationally. */
+const dnrRow = (i: number): string => `Person.${i}@Example.org,(415) 555-${2600 + i}`;
+
+/** The do-not-reach members of those rows: hashes of the normalized email and of the E.164 digits. */
+function dnrMembersOf(rows: readonly number[]): Record<string, string[]> {
+  return { email: rows.map((i) => sha(`person.${i}@example.org`)).sort(), phone_number: rows.map((i) => sha(`1415555${2600 + i}`)).sort() };
+}
+
+describe('adsync backfill: removing, and do-not-reach lists', () => {
+  it('mode: remove removes exactly the identifiers of the file from the audience and keeps the others', async () => {
+    const all = between(1, 30);
+    ws.write('daily.yaml', JOB);
+    ws.write('exports/daily.csv', `Id,Email\n${all.map((i) => `P${i},Person.${i}@Example.org`).join('\n')}\n`);
+    const run = await ws.cli(['run', 'daily.yaml', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(summaries(run)[0]).toMatchObject({ status: 'success', added: 60, removed: 0 });
+    expect(audienceMembers()).toEqual(membersOf(all));
+
+    // An opt-out job on the same audience. The file's columns are in another order and its
+    // values written differently from the export: the same identifiers once normalized.
+    ws.write('optout.yaml', JOB.replace('  custom_audience_id: emu-audience\n', '  custom_audience_id: emu-audience\n  mode: remove\n'));
+    const gone = [3, 4, 10, 17, 29];
+    ws.write('optout.csv', `Email,Id\n${gone.map((i) => `"  PERSON.${i}@EXAMPLE.ORG ", P${i} `).join('\n')}\n`);
+    const removal = await ws.cli(['backfill', 'optout.yaml', '--source', 'optout.csv', '--json']);
+    expect(removal.code, removal.stderr).toBe(0);
+    expect(summaries(removal)[0]).toMatchObject({
+      status: 'success',
+      kind: 'custom_audience',
+      exit_code: 0,
+      read: gone.length,
+      valid: gone.length,
+      rejected: 0,
+      added: 0,
+      removed: 2 * gone.length,
+    });
+    expect(audienceMembers()).toEqual(membersOf(all.filter((i) => !gone.includes(i))));
+    expect(checkpointRows()).toBeUndefined();
+
+    // The removals were committed to the state: a run of the whole export adds exactly them back.
+    const again = await ws.cli(['run', 'daily.yaml', '--json']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(summaries(again)[0]).toMatchObject({ status: 'success', added: 2 * gone.length, removed: 0 });
+    expect(audienceMembers()).toEqual(membersOf(all));
+  });
+
+  it('a do-not-reach job backfills into the do-not-reach list, not the custom audience; mode: remove takes rows out again', async () => {
+    const all = between(1, 12);
+    ws.write('dnr.yaml', DNR_JOB);
+    ws.write('dnr-history.csv', `Email,Phone\n${all.map(dnrRow).join('\n')}\n`);
+    const added = await ws.cli(['backfill', 'dnr.yaml', '--source', 'dnr-history.csv', '--json']);
+    expect(added.code, added.stderr).toBe(0);
+    expect(summaries(added)[0]).toMatchObject({ status: 'success', kind: 'do_not_reach', exit_code: 0, read: all.length, rejected: 0, added: 2 * all.length, removed: 0 });
+    expect(doNotReachMembers()).toEqual(dnrMembersOf(all));
+    expect(audienceMembers()).toEqual({});
+    expect(ws.emulator.stateSummary().requests.by_route[USERS_ROUTE] ?? 0).toBe(0);
+
+    ws.write('dnr-remove.yaml', DNR_JOB.replace('  do_not_reach_list_id: emu-dnr\n', '  do_not_reach_list_id: emu-dnr\n  mode: remove\n'));
+    const gone = [2, 5, 11];
+    ws.write('dnr-optout.csv', `Email,Phone\n${gone.map(dnrRow).join('\n')}\n`);
+    const removal = await ws.cli(['backfill', 'dnr-remove.yaml', '--source', 'dnr-optout.csv', '--json']);
+    expect(removal.code, removal.stderr).toBe(0);
+    expect(summaries(removal)[0]).toMatchObject({ status: 'success', kind: 'do_not_reach', read: gone.length, added: 0, removed: 2 * gone.length });
+    expect(doNotReachMembers()).toEqual(dnrMembersOf(all.filter((i) => !gone.includes(i))));
+    expect(audienceMembers()).toEqual({});
   });
 });

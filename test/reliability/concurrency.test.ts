@@ -2,7 +2,8 @@
  * One run of a job at a time. Two `adsync run` of the same job started together: one runs,
  * the other reports that the job is running (naming the lock's holder) and exits 1 without
  * touching the state: no run recorded, no lock, no member or product changed, every table
- * of the state database as it was. The run that holds the lock ends exact. And two processes
+ * of the state database as it was. The run that holds the lock ends exact. A run that lasts
+ * far longer than lock.ttl_seconds keeps its lock by its heartbeat. And two processes
  * opening a new state database at once: the second waits for the schema the first creates.
  */
 import { mkdirSync } from 'node:fs';
@@ -193,6 +194,64 @@ describe('two runs of the same job at once', () => {
     expect(done.code, done.stderr).toBe(0);
     expect(emulatorAudience(ws)).toEqual(audienceOf(range(20, 60)));
     expect(dumpState(ws.statePath).locks).toEqual([]);
+  });
+
+  it('a run lasting well past lock.ttl_seconds keeps its lock by heartbeats: a run started after the ttl is refused', { timeout: 40_000 }, async () => {
+    const TTL_MS = 2000;
+    const slow = await createWorkspace();
+    try {
+      slow.write(
+        'adsync.yaml',
+        'rejects_dir: rejects\nrequest_timeout_ms: 30000\nretry: { retries: 0 }\nlock: { ttl_seconds: 2, heartbeat_seconds: 1 }\n',
+      );
+      slow.write('exports/crm.csv', crmExport(range(1, 20)));
+      slow.write('crm.yaml', 'name: crm\naccount_id: emu-account\nsource: { path: exports/crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email, partner_user_id: Id }\n');
+      // The run's one user batch is answered after 10 s: the run lasts five times the ttl.
+      slow.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 10_000, times: 1 });
+      const first = slow.spawn(['run', 'crm.yaml', '--json']);
+      const firstDone = collect(first);
+      let lock: { owner: string; acquired_at: number } | undefined;
+      await waitFor(
+        () => {
+          try {
+            const row = dumpState(slow.statePath).locks?.[0];
+            lock = row === undefined ? undefined : (JSON.parse(row) as { owner: string; acquired_at: number });
+          } catch {
+            // The state database is being created: not yet.
+          }
+          return lock !== undefined;
+        },
+        20_000,
+        'the first run to take the lock',
+      );
+      const acquiredAt = lock?.acquired_at ?? 0;
+      // Well after the lock would have expired without heartbeats.
+      await sleep(acquiredAt + TTL_MS + 1500 - Date.now());
+      const secondStarted = Date.now();
+      const second = await slow.cli(['run', 'crm.yaml', '--json']);
+      expect(first.exitCode, 'the first run ended before the second one was refused').toBeNull();
+      expect(second.code, second.stderr).toBe(1);
+      expectRefused(second, undefined, undefined);
+      expect(errorLines(second.stderr)[0]).toContain(`lock held by ${lock?.owner ?? '?'} since `);
+      // The lock was taken more than a ttl before the second run started, and is alive only
+      // because its holder kept pushing its expiry forward.
+      const [, since = '', heartbeat = '', expires = ''] = /since (\S+), last heartbeat (\S+)\);.* the lock expires at (\S+);/.exec(errorLines(second.stderr)[0] ?? '') ?? [];
+      expect(Date.parse(since)).toBe(acquiredAt);
+      expect(Date.parse(since) + TTL_MS).toBeLessThan(secondStarted);
+      expect(Date.parse(heartbeat)).toBeGreaterThan(Date.parse(since) + TTL_MS);
+      expect(Date.parse(expires)).toBeGreaterThan(secondStarted);
+      expect(Date.parse(expires) - Date.parse(heartbeat)).toBe(TTL_MS);
+
+      const done = await firstDone;
+      expect(done.code, done.stderr).toBe(0);
+      expect(summaries(done)[0]).toMatchObject({ status: 'success', exit_code: 0, added: 40, removed: 0 });
+      expect(emulatorAudience(slow)).toEqual(audienceOf(range(1, 20)));
+      expect(dumpState(slow.statePath).locks).toEqual([]);
+      const runs = (await slow.cli(['runs', '--json', '--job', 'crm'])).stdout.split('\n').filter(Boolean);
+      expect(runs).toHaveLength(1);
+    } finally {
+      await slow.close();
+    }
   });
 
   // Found by this suite: the second process failed with "internal error: table runs already
