@@ -235,6 +235,22 @@ describe('audience sync (custom audience)', () => {
     );
   });
 
+  it("paces the users endpoint by the settings' rate_limits", async () => {
+    ws.write('crm.yaml', audienceJob());
+    ws.write('exports/crm.csv', FIXTURE);
+    await ws.cli(['run', 'crm.yaml']);
+    // One request per 3 s: the next run's additions and removals (two requests) take at least that.
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}rate_limits: { audience_users: { requests: 1, window_seconds: 3 } }\n`);
+    ws.write('exports/crm.csv', SECOND_CSV);
+    const started = Date.now();
+    const r = await ws.cli(['run', 'crm.yaml', '--json']);
+    const took = Date.now() - started;
+    expect(r.code, r.stderr).toBe(0);
+    expect(summaries(r)[0]).toMatchObject({ requests: 2 });
+    expect(took).toBeGreaterThanOrEqual(3000);
+    expect(members()).toEqual(expected(SECOND));
+  });
+
   it('never empties the audience from an export with no valid identifier', async () => {
     ws.write('crm.yaml', audienceJob());
     ws.write('exports/crm.csv', FIXTURE);
