@@ -77,13 +77,16 @@ export const catalogSchema = z.strictObject({
   product_sets: z.array(productSetSchema).optional(),
 });
 
+/**
+ * A job's name (given, or its file's name without the extension): it names folders (the
+ * rejects files), locks, checkpoints and the run history, so nothing that could leave a folder.
+ */
+export const JOB_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+export const JOB_NAME_RULE = 'use letters, digits, dot, dash and underscore, starting with a letter or digit';
+
 export const jobFileSchema = z
   .strictObject({
-    name: z
-      .string()
-      .trim()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'use letters, digits, dot, dash and underscore')
-      .optional(),
+    name: z.string().trim().regex(JOB_NAME, JOB_NAME_RULE).optional(),
     account_id: idSchema,
     credentials: z.string().trim().regex(/^[A-Za-z][A-Za-z0-9_]*$/, 'a profile name: letters, digits and underscores').optional(),
     schedule: z.string().trim().min(1).optional(),

@@ -14,7 +14,7 @@ import type { IdentifierType } from '../hash/types.js';
 import { formatOfPath } from '../sources/index.js';
 import type { SourceSpec } from '../sources/types.js';
 import type { Job, JobBase, ProductSetSpec } from './job.js';
-import { jobFileSchema, knownJobKeys, type JobFile } from './job-schema.js';
+import { JOB_NAME, JOB_NAME_RULE, jobFileSchema, knownJobKeys, type JobFile } from './job-schema.js';
 import { validateFieldMapping } from '../transform/field-mapping.js';
 
 /** Identifier types a do-not-reach list takes (ads-api.md 4.2). */
@@ -61,8 +61,12 @@ function resolveJob(f: JobFile, file: string, display: string, settings: Setting
     problems.push(`source.format: cannot tell the format of "${rawSource}" from its name; set format: csv, tsv or xml`);
   }
 
+  const name = f.name ?? basename(file, extname(file));
+  // A name from the file name is held to the rule of `name:` ("...yaml" is not job "..").
+  if (f.name === undefined && !JOB_NAME.test(name)) problems.push(`name: "${name}" (from the file name) is not a job name: ${JOB_NAME_RULE}; rename the file or set name: in it`);
+
   const base: JobBase = {
-    name: f.name ?? basename(file, extname(file)),
+    name,
     file,
     accountId: f.account_id,
     credentials: f.credentials,

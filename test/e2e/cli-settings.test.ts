@@ -1,0 +1,444 @@
+/**
+ * What README says about where adsync's settings and credentials come from, `adsync unlock`,
+ * and usage errors, checked end to end with the real CLI against the emulator:
+ *
+ * - the settings file: `--config <file>`, else `ADSYNC_CONFIG`, else `config/adsync.yaml` in the
+ *   working directory, else the built-in defaults; one file is read (they are not merged), a
+ *   named file must exist, relative paths are relative to the working directory;
+ * - the credentials file of a job's profile (`credentials: acme`): the settings key
+ *   `credentials_file`, else `ADSYNC_CREDENTIALS`, else `$XDG_CONFIG_HOME/adsync/credentials.json`,
+ *   else `~/.config/adsync/credentials.json`; values in the environment win over the file;
+ *   `adsync auth login --credentials-file` writes one a job can use; a file group or others
+ *   can read is refused (exit 2);
+ * - `adsync unlock <job>` removes a held lock (another machine's, or a killed run's) so the
+ *   next run goes ahead;
+ * - usage errors (unknown flag or command, a bad `--max-delete-ratio` or `--log-level`, a job
+ *   name README does not allow, two job files with one job name) exit 2 with a short message,
+ *   no stack trace, and nothing sent.
+ */
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openStateStore } from '../../src/state/index.js';
+import type { CliResult } from '../helpers/cli.js';
+import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+
+let ws: Workspace;
+beforeEach(async () => {
+  ws = await createWorkspace();
+});
+afterEach(async () => {
+  await ws.close();
+});
+
+/** Two usable rows and one rejected one, so every run writes a rejects file. */
+const CRM = 'Email\na@example.com\nnot-an-email\nb@example.com\n';
+
+const audienceJob = (head = ''): string =>
+  `${head}account_id: emu-account\nmax_reject_ratio: 0.5\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  mode: add\n  identifiers: { email: Email }\n`;
+
+const requests = (): number => ws.emulator.state().requests.total;
+
+const members = (): string[] => ws.emulator.state().custom_audiences['emu-audience']?.members.email ?? [];
+
+/** The workspace's own settings file (fast retries), which ADSYNC_CONFIG names. */
+const workspaceSettings = (): string => ws.read('adsync.yaml');
+
+function firstSummary(r: CliResult): Record<string, unknown> {
+  const s = summaries(r)[0];
+  expect(s, `no JSON summary; stderr: ${r.stderr}`).toBeDefined();
+  return s ?? {};
+}
+
+function expectNoStack(r: CliResult): void {
+  expect(r.stderr).not.toMatch(/^\s+at /m);
+  expect(r.stderr).not.toContain('internal error');
+}
+
+describe('where the settings come from', () => {
+  /** Runs the job and answers which folder its rejects file went to, relative to the workspace. */
+  async function rejectsDirOf(args: string[], env: Record<string, string | undefined>): Promise<string> {
+    const r = await ws.cli([...args, 'run', 'crm.yaml', '--json'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const file = String(firstSummary(r).rejects_file);
+    expect(existsSync(file), file).toBe(true);
+    // <rejects_dir>/<job>/<run id>.csv
+    expect(relative(dirname(file), file)).toMatch(/^\d{8}T\d{6}Z-[0-9a-f]{6}\.csv$/);
+    return relative(ws.dir, dirname(dirname(file)));
+  }
+
+  it('--config wins over ADSYNC_CONFIG, which wins over config/adsync.yaml; one file is read, not merged; else the defaults', async () => {
+    ws.write('crm.csv', CRM);
+    ws.write('crm.yaml', audienceJob());
+    ws.write('config/adsync.yaml', 'rejects_dir: from-default\n');
+    ws.write('conf/flag.yaml', 'rejects_dir: from-flag\nstate: flag-state/state.sqlite\n');
+    ws.write('env.yaml', 'rejects_dir: from-env\n');
+    ws.write('no-rejects-dir.yaml', 'concurrency: 2\n');
+    const envConfig = join(ws.dir, 'env.yaml');
+
+    // All three given: the flag's file, whose relative paths are relative to the working
+    // directory (not to conf/); its `state` is used when ADSYNC_STATE is not set.
+    expect(await rejectsDirOf(['--config', 'conf/flag.yaml'], { ADSYNC_CONFIG: envConfig, ADSYNC_STATE: undefined })).toBe('from-flag');
+    expect(existsSync(join(ws.dir, 'flag-state', 'state.sqlite'))).toBe(true);
+    expect(existsSync(join(ws.dir, 'conf', 'from-flag'))).toBe(false);
+    // ADSYNC_CONFIG and config/adsync.yaml: the variable's file.
+    expect(await rejectsDirOf([], { ADSYNC_CONFIG: envConfig })).toBe('from-env');
+    // Neither --config nor ADSYNC_CONFIG: config/adsync.yaml of the working directory.
+    expect(await rejectsDirOf([], { ADSYNC_CONFIG: undefined })).toBe('from-default');
+    // A named file replaces config/adsync.yaml: a key it does not set takes the built-in default.
+    expect(await rejectsDirOf([], { ADSYNC_CONFIG: join(ws.dir, 'no-rejects-dir.yaml') })).toBe(join('.adsync', 'rejects'));
+    // No settings file at all: the built-in defaults.
+    rmSync(join(ws.dir, 'config'), { recursive: true });
+    expect(await rejectsDirOf([], { ADSYNC_CONFIG: undefined })).toBe(join('.adsync', 'rejects'));
+    expect(members()).toHaveLength(2);
+  });
+
+  it('a settings file named by --config or ADSYNC_CONFIG must exist (exit 2), even when config/adsync.yaml does', async () => {
+    ws.write('crm.csv', CRM);
+    ws.write('crm.yaml', audienceJob());
+    ws.write('config/adsync.yaml', 'rejects_dir: from-default\n');
+    const byFlag = await ws.cli(['--config', 'missing.yaml', 'run', 'crm.yaml'], { ADSYNC_CONFIG: undefined });
+    expect(byFlag.code).toBe(2);
+    expect(byFlag.stderr).toBe('adsync: missing.yaml does not exist\n');
+    const byEnv = await ws.cli(['run', 'crm.yaml'], { ADSYNC_CONFIG: join(ws.dir, 'gone.yaml') });
+    expect(byEnv.code).toBe(2);
+    expect(byEnv.stderr).toBe(`adsync: ${join(ws.dir, 'gone.yaml')} does not exist\n`);
+    // The flag is read even when ADSYNC_CONFIG names a good file.
+    const both = await ws.cli(['--config', 'missing.yaml', 'run', 'crm.yaml']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toBe('adsync: missing.yaml does not exist\n');
+    expect(requests()).toBe(0);
+    expect(existsSync(join(ws.dir, 'from-default'))).toBe(false);
+  });
+});
+
+describe('where the credentials file is found', () => {
+  const ACME_JOB = audienceJob('credentials: acme\n');
+
+  /** Writes a credentials file with profile `acme` (README: `adsync auth login` writes this shape). */
+  function writeProfile(path: string, options: { wrongSecret?: boolean; mode?: number } = {}): string {
+    const c = ws.emulator.credentials;
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    const acme = {
+      consumer_key: c.consumerKey,
+      consumer_secret: c.consumerSecret,
+      access_token: c.accessToken,
+      access_token_secret: options.wrongSecret ? 'not-the-token-secret' : c.accessTokenSecret,
+    };
+    writeFileSync(path, `${JSON.stringify({ profiles: { acme } }, null, 2)}\n`);
+    chmodSync(path, options.mode ?? 0o600);
+    return path;
+  }
+
+  /** Runs the acme job with --full, so every run has to send (signed) requests. */
+  async function runAcme(env: Record<string, string | undefined>): Promise<CliResult> {
+    return ws.cli(['run', 'acme.yaml', '--json', '--full'], env);
+  }
+
+  function expectAccepted(r: CliResult): void {
+    expect(r.code, r.stderr).toBe(0);
+    expect(firstSummary(r)).toMatchObject({ job: 'acme', status: 'success', added: 2 });
+  }
+
+  function expectRejectedByTheService(r: CliResult): void {
+    expect(r.code, r.stderr).toBe(3);
+    expect(firstSummary(r)).toMatchObject({ status: 'failed', added: 0 });
+  }
+
+  function expectLookedIn(r: CliResult, path: string): void {
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `adsync: job acme failed: credentials profile "acme" is incomplete: ADSYNC_ACME_CONSUMER_KEY, ADSYNC_ACME_CONSUMER_SECRET, ADSYNC_ACME_ACCESS_TOKEN, ADSYNC_ACME_ACCESS_TOKEN_SECRET are not set and not in ${path} (`,
+    );
+    expectNoStack(r);
+  }
+
+  beforeEach(() => {
+    ws.write('crm.csv', CRM);
+    ws.write('acme.yaml', ACME_JOB);
+  });
+
+  it('by default $XDG_CONFIG_HOME/adsync/credentials.json, else ~/.config/adsync/credentials.json', async () => {
+    const home = ws.env.HOME ?? '';
+    const xdg = join(ws.dir, 'xdg');
+    const xdgFile = join(xdg, 'adsync', 'credentials.json');
+    const homeFile = join(home, '.config', 'adsync', 'credentials.json');
+
+    // The profile is not in the environment (only the unnamed one is): the file is needed.
+    expectLookedIn(await runAcme({ XDG_CONFIG_HOME: xdg }), xdgFile);
+    writeProfile(homeFile);
+    // XDG_CONFIG_HOME set: the file under it, not the one under HOME.
+    expectLookedIn(await runAcme({ XDG_CONFIG_HOME: xdg }), xdgFile);
+    expect(requests()).toBe(0);
+    // XDG_CONFIG_HOME unset: ~/.config/adsync/credentials.json, and the service accepts it.
+    expectAccepted(await runAcme({ XDG_CONFIG_HOME: undefined }));
+    writeProfile(homeFile, { wrongSecret: true });
+    expectRejectedByTheService(await runAcme({ XDG_CONFIG_HOME: undefined }));
+    writeProfile(xdgFile);
+    expectAccepted(await runAcme({ XDG_CONFIG_HOME: xdg }));
+    expect(members()).toHaveLength(2);
+  });
+
+  it('ADSYNC_CREDENTIALS names the file; credentials_file in the settings names it and wins; the environment wins per value', async () => {
+    const defaultFile = writeProfile(join(ws.env.XDG_CONFIG_HOME ?? '', 'adsync', 'credentials.json'), { wrongSecret: true });
+    const envFile = writeProfile(join(ws.dir, 'secrets', 'env.json'));
+    const wrongFile = writeProfile(join(ws.dir, 'secrets', 'wrong.json'), { wrongSecret: true });
+    expectRejectedByTheService(await runAcme({}));
+    expect(existsSync(defaultFile)).toBe(true);
+
+    // ADSYNC_CREDENTIALS instead of the default file.
+    expectAccepted(await runAcme({ ADSYNC_CREDENTIALS: envFile }));
+    expectLookedIn(await runAcme({ ADSYNC_CREDENTIALS: join(ws.dir, 'secrets', 'none.json') }), join(ws.dir, 'secrets', 'none.json'));
+
+    // credentials_file (relative to the working directory) pins the file, whatever ADSYNC_CREDENTIALS says.
+    writeProfile(join(ws.dir, 'secrets', 'pinned.json'));
+    ws.write('pinned.yaml', `${workspaceSettings()}credentials_file: secrets/pinned.json\n`);
+    ws.write('pinned-missing.yaml', `${workspaceSettings()}credentials_file: secrets/missing.json\n`);
+    expectAccepted(await runAcme({ ADSYNC_CONFIG: join(ws.dir, 'pinned.yaml'), ADSYNC_CREDENTIALS: wrongFile }));
+    expectLookedIn(await runAcme({ ADSYNC_CONFIG: join(ws.dir, 'pinned-missing.yaml'), ADSYNC_CREDENTIALS: envFile }), join(ws.dir, 'secrets', 'missing.json'));
+
+    // A value set in the environment is used instead of the file's.
+    expectRejectedByTheService(await runAcme({ ADSYNC_CREDENTIALS: envFile, ADSYNC_ACME_ACCESS_TOKEN_SECRET: 'not-the-token-secret' }));
+    expectAccepted(await runAcme({ ADSYNC_CREDENTIALS: wrongFile, ADSYNC_ACME_ACCESS_TOKEN_SECRET: ws.emulator.credentials.accessTokenSecret }));
+  });
+
+  it('adsync auth login --credentials-file writes a 0600 file with a new token that a job then runs with', async () => {
+    const file = join('secrets', 'acme.json');
+    const consumer = { ADSYNC_ACME_CONSUMER_KEY: ws.emulator.credentials.consumerKey, ADSYNC_ACME_CONSUMER_SECRET: ws.emulator.credentials.consumerSecret };
+    const step1 = await ws.cli(['auth', 'login', '--profile', 'acme', '--no-prompt', '--credentials-file', file], consumer);
+    expect(step1.code, step1.stderr).toBe(0);
+    const token = new URL(/(http:\/\/\S+\/oauth\/authorize\?\S+)/.exec(step1.stderr)?.[1] ?? 'http://x').searchParams.get('oauth_token') ?? '';
+    const { pin } = (await (await fetch(`${ws.emulator.url}/_emulator/pin?oauth_token=${encodeURIComponent(token)}`)).json()) as { pin: string };
+    const step2 = await ws.cli(['auth', 'login', '--profile', 'acme', '--pin', pin, '--credentials-file', file], consumer);
+    expect(step2.code, step2.stderr).toBe(0);
+    expect(step2.stderr).toContain(`Profile "acme" is stored in ${file} (mode 0600).`);
+
+    const path = join(ws.dir, file);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const stored = (JSON.parse(readFileSync(path, 'utf8')) as { profiles: Record<string, Record<string, string>> }).profiles.acme ?? {};
+    expect(stored.access_token).toMatch(/.+/);
+    expect(stored.access_token).not.toBe(ws.emulator.credentials.accessToken);
+    expect(existsSync(join(ws.env.XDG_CONFIG_HOME ?? '', 'adsync', 'credentials.json'))).toBe(false);
+
+    // The job's profile is not in the environment: all four values come from the file.
+    expectAccepted(await runAcme({ ADSYNC_CREDENTIALS: path }));
+    expect(members()).toHaveLength(2);
+  });
+
+  it('refuses a credentials file that group or others can read (exit 2), before sending anything', async () => {
+    const path = join(ws.dir, 'secrets', 'acme.json');
+    for (const mode of [0o644, 0o640, 0o604]) {
+      writeProfile(path, { mode });
+      const r = await runAcme({ ADSYNC_CREDENTIALS: path });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toBe(
+        `adsync: job acme failed: credentials file ${path} can be read by others (mode ${mode.toString(8)}); adsync will not use it (run: chmod 600 ${path})\n`,
+      );
+      expect(firstSummary(r)).toMatchObject({ status: 'failed', exit_code: 2, requests: 0 });
+    }
+    expect(requests()).toBe(0);
+    chmodSync(path, 0o600);
+    expectAccepted(await runAcme({ ADSYNC_CREDENTIALS: path }));
+  });
+});
+
+describe('adsync unlock <job>', () => {
+  const LOCKED = /^adsync: job crm failed: job crm is already running \(lock held by (\S+) since (\S+), last heartbeat \S+\); nothing was done \(if that process is gone, the lock expires at \S+; or remove it with `adsync unlock crm`\)$/m;
+
+  async function waitFor(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (!condition()) {
+      if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  /** The owner of job crm's lock, read from the state database (undefined: none yet). */
+  function lockOwner(): string | undefined {
+    try {
+      const db = new Database(ws.statePath, { readonly: true, fileMustExist: true });
+      try {
+        return (db.prepare("SELECT owner FROM locks WHERE job = 'crm'").get() as { owner: string } | undefined)?.owner;
+      } finally {
+        db.close();
+      }
+    } catch {
+      return undefined; // the database or its schema is still being created
+    }
+  }
+
+  beforeEach(() => {
+    ws.write('crm.csv', CRM);
+    ws.write('crm.yaml', audienceJob());
+  });
+
+  it("removes another machine's lock: the refused run goes ahead afterwards", async () => {
+    const owner = 'build-server-7:4242:a1b2c3';
+    const acquiredAt = Date.now() - 5000;
+    const store = openStateStore(ws.statePath);
+    try {
+      expect(await store.locks.acquire('crm', owner, 3_600_000, acquiredAt)).toEqual({ acquired: true });
+    } finally {
+      await store.close();
+    }
+
+    const refused = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(refused.code, refused.stderr).toBe(1);
+    const m = LOCKED.exec(refused.stderr);
+    expect(m, refused.stderr).not.toBeNull();
+    expect(m?.[1]).toBe(owner);
+    expect(m?.[2]).toBe(new Date(acquiredAt).toISOString());
+    expect(firstSummary(refused)).toMatchObject({ status: 'failed', exit_code: 1, added: 0 });
+    expect(requests()).toBe(0);
+
+    const unlock = await ws.cli(['unlock', 'crm']);
+    expect(unlock.code, unlock.stderr).toBe(0);
+    expect(unlock.stderr).toBe(`removed the lock of job crm (held by ${owner} since ${new Date(acquiredAt).toISOString()})\n`);
+    const again = await ws.cli(['unlock', 'crm']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toBe('job crm is not locked\n');
+
+    const run = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(firstSummary(run)).toMatchObject({ status: 'success', added: 2 });
+    expect(members()).toHaveLength(2);
+    const after = openStateStore(ws.statePath);
+    try {
+      expect(await after.locks.get('crm')).toBeUndefined();
+    } finally {
+      await after.close();
+    }
+  });
+
+  it('removes the lock a killed run left behind, naming that process', async () => {
+    // A killed run on this machine cannot be shown refusing the next run: README says such a
+    // lock is taken over automatically (the test above shows the refusal). Here the lock is a
+    // real one, left by a real process.
+    // The run's one user batch is answered after 5 s (and not abandoned before): the run
+    // holds its lock for that long, and is killed while it does.
+    ws.write('crm.yaml', audienceJob('request_timeout_ms: 30000\n'));
+    ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 5000, times: 1 });
+    const child = ws.spawn(['run', 'crm.yaml', '--json']);
+    const done = collect(child);
+    await waitFor(() => lockOwner() !== undefined, 10_000, 'the run to take its lock');
+    child.kill('SIGKILL');
+    const killed = await done;
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+
+    const store = openStateStore(ws.statePath);
+    let since = '';
+    try {
+      const lock = await store.locks.get('crm');
+      expect(lock?.owner).toMatch(new RegExp(`^${hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:${String(child.pid)}:[0-9a-f]+$`));
+      since = new Date(lock?.acquiredAt ?? 0).toISOString();
+    } finally {
+      await store.close();
+    }
+
+    const unlock = await ws.cli(['unlock', 'crm']);
+    expect(unlock.code, unlock.stderr).toBe(0);
+    expect(unlock.stderr).toMatch(new RegExp(`^removed the lock of job crm \\(held by \\S+:${String(child.pid)}:[0-9a-f]+ since ${since.replace(/\./g, '\\.')}\\)\n$`));
+
+    const run = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(firstSummary(run)).toMatchObject({ status: 'success' });
+    // Nothing was said about taking over a dead process's lock: there was none left.
+    expect(run.stderr).not.toContain('taking the lock over');
+    expect(members()).toHaveLength(2);
+  });
+});
+
+describe('usage errors exit 2 with a short message and no stack trace', () => {
+  beforeEach(() => {
+    ws.write('crm.csv', CRM);
+    ws.write('crm.yaml', audienceJob());
+  });
+
+  function expectUsage(r: CliResult, firstLine: string): void {
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toBe(`${firstLine}\n(run \`adsync --help\` for usage)\n`);
+    expect(r.stdout).toBe('');
+  }
+
+  it('an unknown flag or command, a bad --log-level', async () => {
+    expectUsage(await ws.cli(['run', 'crm.yaml', '--bogus']), "error: unknown option '--bogus'");
+    expectUsage(await ws.cli(['--bogus', 'run', 'crm.yaml']), "error: unknown option '--bogus'");
+    expectUsage(await ws.cli(['frobnicate', 'crm.yaml']), "error: unknown command 'frobnicate'");
+    expectUsage(
+      await ws.cli(['--log-level', 'loud', 'run', 'crm.yaml']),
+      "error: option '--log-level <level>' argument 'loud' is invalid. Allowed choices are fatal, error, warn, info, debug, trace, silent.",
+    );
+    expect(requests()).toBe(0);
+    expect(existsSync(ws.statePath)).toBe(false);
+  });
+
+  it('--max-delete-ratio out of 0..1 or not a number', async () => {
+    for (const value of ['2', 'abc', '-0.5', '1.01']) {
+      expectUsage(
+        await ws.cli(['run', 'crm.yaml', `--max-delete-ratio=${value}`]),
+        `error: option '--max-delete-ratio <ratio>' argument '${value}' is invalid. expected a number from 0 to 1, got "${value}"`,
+      );
+    }
+    expect(requests()).toBe(0);
+    expect(existsSync(ws.statePath)).toBe(false);
+    // The bounds themselves are accepted.
+    for (const value of ['0', '1']) {
+      const ok = await ws.cli(['run', 'crm.yaml', '--dry-run', '--json', '--max-delete-ratio', value]);
+      expect(ok.code, ok.stderr).toBe(0);
+    }
+  });
+
+  it('a job name with characters README does not allow (letters, digits, ".", "-", "_")', async () => {
+    for (const name of ['acme crm', 'acme/crm', 'acme:crm', '..']) {
+      ws.write('bad.yaml', audienceJob(`name: "${name}"\n`));
+      const r = await ws.cli(['run', 'bad.yaml', '--json']);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toBe('adsync: bad.yaml is not valid:\n  name: use letters, digits, dot, dash and underscore, starting with a letter or digit\n');
+      expect(r.stdout).toBe('');
+    }
+    expect(requests()).toBe(0);
+    ws.write('good.yaml', audienceJob('name: Acme_CRM-2.eu\n'));
+    const ok = await ws.cli(['run', 'good.yaml', '--json']);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(firstSummary(ok)).toMatchObject({ job: 'Acme_CRM-2.eu', status: 'success', added: 2 });
+  });
+
+  it('a job name taken from the file name is held to the same rule (a file "...yaml" is not job "..")', async () => {
+    // README: `name` defaults to the file name without extension; names are letters, digits,
+    // ".", "-", "_", and `name: ".."` is refused. The same name from the file name must be too:
+    // it would put the rejects file outside rejects_dir (<rejects_dir>/../<run id>.csv).
+    ws.write('...yaml', audienceJob());
+    const r = await ws.cli(['run', '...yaml', '--json']);
+    expect(readdirSync(ws.dir).filter((f) => f.endsWith('.csv') && f !== 'crm.csv')).toEqual([]);
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/^adsync: .*\.\.\.yaml is not valid:\n {2}name: "\.\." \(from the file name\) is not a job name: use letters, digits, dot, dash and underscore, starting with a letter or digit; rename the file or set name: in it\n$/);
+    expectNoStack(r);
+    expect(requests()).toBe(0);
+  });
+
+  it('two job files with the same job name in one run: nothing runs', async () => {
+    ws.write('a.yaml', audienceJob('name: shop\n'));
+    ws.write('b.yaml', audienceJob('name: shop\n'));
+    const named = await ws.cli(['run', 'a.yaml', 'b.yaml', '--json']);
+    expect(named.code, named.stderr).toBe(2);
+    expect(named.stderr).toMatch(/^adsync: \S*b\.yaml and \S*a\.yaml have the same job name "shop"; give one a different name/);
+    expect(named.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(named.stdout).toBe('');
+
+    // The same file name in two folders is the same default name.
+    ws.write('eu/crm.yaml', audienceJob().replace('path: crm.csv', 'path: ../crm.csv'));
+    const byFile = await ws.cli(['run', 'crm.yaml', 'eu/crm.yaml', '--json']);
+    expect(byFile.code, byFile.stderr).toBe(2);
+    expect(byFile.stderr).toMatch(/^adsync: \S*eu\/crm\.yaml and \S*crm\.yaml have the same job name "crm"; give one a different name/);
+    expect(byFile.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expectNoStack(byFile);
+
+    expect(requests()).toBe(0);
+    expect(existsSync(ws.statePath)).toBe(false);
+    // Each alone runs.
+    const one = await ws.cli(['run', 'a.yaml', '--json']);
+    expect(one.code, one.stderr).toBe(0);
+  });
+});
