@@ -37,7 +37,7 @@ export function loadJobs(ctx: CliContext, files: readonly string[], sourceOverri
   for (const job of jobs) {
     const other = names.get(job.name);
     if (other !== undefined) {
-      ctx.io.stderr(`adsync: ${job.file} and ${other} have the same job name "${job.name}"; give one a different name:\n`);
+      ctx.io.stderr(`adsync: ${job.file} and ${other} have the same job name "${job.name}"; give one of them a different name (name: in the job file)\n`);
       ctx.fail(2);
       return [];
     }

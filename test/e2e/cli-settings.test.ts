@@ -375,7 +375,7 @@ describe('usage errors exit 2 with a short message and no stack trace', () => {
   });
 
   it('--max-delete-ratio out of 0..1 or not a number', async () => {
-    for (const value of ['2', 'abc', '-0.5', '1.01']) {
+    for (const value of ['2', 'abc', '-0.5', '1.01', '']) {
       expectUsage(
         await ws.cli(['run', 'crm.yaml', `--max-delete-ratio=${value}`]),
         `error: option '--max-delete-ratio <ratio>' argument '${value}' is invalid. expected a number from 0 to 1, got "${value}"`,
@@ -423,7 +423,7 @@ describe('usage errors exit 2 with a short message and no stack trace', () => {
     ws.write('b.yaml', audienceJob('name: shop\n'));
     const named = await ws.cli(['run', 'a.yaml', 'b.yaml', '--json']);
     expect(named.code, named.stderr).toBe(2);
-    expect(named.stderr).toMatch(/^adsync: \S*b\.yaml and \S*a\.yaml have the same job name "shop"; give one a different name/);
+    expect(named.stderr).toMatch(/^adsync: \S*b\.yaml and \S*a\.yaml have the same job name "shop"; give one of them a different name \(name: in the job file\)$/m);
     expect(named.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(named.stdout).toBe('');
 
@@ -431,7 +431,7 @@ describe('usage errors exit 2 with a short message and no stack trace', () => {
     ws.write('eu/crm.yaml', audienceJob().replace('path: crm.csv', 'path: ../crm.csv'));
     const byFile = await ws.cli(['run', 'crm.yaml', 'eu/crm.yaml', '--json']);
     expect(byFile.code, byFile.stderr).toBe(2);
-    expect(byFile.stderr).toMatch(/^adsync: \S*eu\/crm\.yaml and \S*crm\.yaml have the same job name "crm"; give one a different name/);
+    expect(byFile.stderr).toMatch(/^adsync: \S*eu\/crm\.yaml and \S*crm\.yaml have the same job name "crm"; give one of them a different name \(name: in the job file\)$/m);
     expect(byFile.stderr.trimEnd().split('\n')).toHaveLength(1);
     expectNoStack(byFile);
 

@@ -13,7 +13,8 @@ interface RunFlags {
 }
 
 export function parseRatio(value: string): number {
-  const n = Number(value);
+  // Number('') and Number(' ') are 0: an empty value is not a ratio.
+  const n = value.trim() === '' ? NaN : Number(value);
   if (!Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError(`expected a number from 0 to 1, got "${value}"`);
   return n;
 }
