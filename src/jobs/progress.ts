@@ -22,7 +22,8 @@ export interface RunCounters {
 }
 
 export interface ProgressDisplay {
-  start(job: string, counters: RunCounters): void;
+  /** `runId`: the run's id, on each progress log line (as on the run's other lines). */
+  start(job: string, counters: RunCounters, runId?: string): void;
   stop(): void;
 }
 
@@ -54,13 +55,14 @@ export class LogProgress implements ProgressDisplay {
     private readonly intervalMs: number,
   ) {}
 
-  start(job: string, c: RunCounters): void {
+  start(job: string, c: RunCounters, runId?: string): void {
     const started = Date.now();
     this.timer = setInterval(() => {
       const f = fraction(c);
       this.logger.info(
         {
           job,
+          ...(runId === undefined ? {} : { run: runId }),
           phase: c.phase,
           rowsRead: c.rowsRead,
           rowsPerSecond: rate(c.rowsRead, Date.now() - started),

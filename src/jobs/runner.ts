@@ -84,7 +84,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   const ctx = new RunContext(job, runId, env, options, summary, counters, rejects, logger, stop);
   await env.store.runs.start({ runId, job: job.name, kind: summary.kind, command: options.command, dryRun: options.dryRun, startedAt: started });
   logger.info({ kind: summary.kind, command: options.command, dryRun: options.dryRun, full: options.full }, 'run started');
-  env.progress.start(job.name, counters);
+  env.progress.start(job.name, counters, runId);
 
   let fatal: AdsyncError | undefined;
   try {

@@ -260,7 +260,7 @@ describe('progress off a terminal', () => {
     const progress = logs.filter((l) => l.msg === 'progress');
     expect(progress.length, r.stderr).toBeGreaterThanOrEqual(2);
     for (const p of progress) {
-      expect(p).toMatchObject({ level: 30, job: 'slow' });
+      expect(p).toMatchObject({ level: 30, job: 'slow', run: summary?.run_id });
       expect(['reading', 'planning', 'uploading', 'finishing']).toContain(p.phase);
       for (const field of ['rowsRead', 'rowsPerSecond', 'sent', 'toSend', 'requests', 'retries']) expect(typeof p[field], field).toBe('number');
       if ('percent' in p) expect(p.percent).toBeGreaterThanOrEqual(0);
