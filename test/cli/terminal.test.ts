@@ -14,7 +14,7 @@ import { TerminalOutput } from '../../src/logging/terminal-output.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { forgetSecrets, registerSecrets } from '../../src/logging/secrets.js';
 import { baseEnv, BIN, ROOT } from '../helpers/cli.js';
-import { createWorkspace, type Workspace } from '../helpers/e2e.js';
+import { createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
 
 const COLUMNS = 160;
 const hasScript = /util-linux/.test(spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout ?? '');
@@ -23,26 +23,33 @@ function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
+/** What the operator types once the output so far matches `when` (Ctrl-C is '\x03'). */
+interface Keystrokes {
+  when: RegExp;
+  type: string | ((output: string) => Promise<string>);
+}
+
 /**
- * Runs `args` of the CLI in a pseudo-terminal; with `interruptWhen`, types Ctrl-C into the
- * terminal (as an operator does) once the output matches the first pattern, again once it
- * matches the second, and so on. Resolves with the exit code, the raw output and how many
- * times Ctrl-C was typed.
+ * Runs `args` of the CLI in a pseudo-terminal, typing each of `keys` in turn into the terminal
+ * once the output matches its pattern. Resolves with the exit code, the raw output and how
+ * many of `keys` were typed.
  */
-function runInTerminal(
-  args: string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; interruptWhen?: RegExp[] },
-): Promise<{ code: number | null; output: string; typed: number }> {
+function runInTerminal(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; keys?: Keystrokes[] }): Promise<{ code: number | null; output: string; typed: number }> {
   const command = `stty cols ${COLUMNS} rows 50; exec ${[process.execPath, BIN, ...args].map(shellQuote).join(' ')}`;
   const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: options.cwd, env: { ...options.env, ADSYNC_LOG_LEVEL: 'info' }, stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
   let typed = 0;
+  let typing = false;
   const onData = (d: Buffer): void => {
     output += d.toString('utf8');
-    if (options.interruptWhen?.[typed]?.test(output)) {
+    const next = options.keys?.[typed];
+    if (typing || next === undefined || !next.when.test(output)) return;
+    typing = true;
+    void Promise.resolve(typeof next.type === 'string' ? next.type : next.type(output)).then((text) => {
       typed += 1;
-      child.stdin.write('\x03');
-    }
+      typing = false;
+      child.stdin.write(text);
+    });
   };
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
@@ -51,6 +58,8 @@ function runInTerminal(
     child.on('close', (code) => resolve({ code, output, typed }));
   });
 }
+
+const CTRL_C = '\x03';
 
 /** The bar of job "crm" once the read is under way: a share of the file above 0%. */
 const READING_UNDER_WAY = /crm reading\s+\|[^|]*\| [1-9]\d?% \|/;
@@ -114,7 +123,7 @@ describe('in a terminal', () => {
     try {
       writeLargeExport(ws);
       // Typed once the bar shows the read under way: a share of the file above 0%.
-      const { code, output, typed } = await runInTerminal(['run', 'crm.yaml'], { cwd: ws.dir, env: ws.env, interruptWhen: [READING_UNDER_WAY] });
+      const { code, output, typed } = await runInTerminal(['run', 'crm.yaml'], { cwd: ws.dir, env: ws.env, keys: [{ when: READING_UNDER_WAY, type: CTRL_C }] });
       const screen = await render(output);
       const text = screen.join('\n');
       expect(typed, text).toBe(1);
@@ -142,7 +151,10 @@ describe('in a terminal', () => {
       const { code, output, typed } = await runInTerminal(['run', 'crm.yaml'], {
         cwd: ws.dir,
         env: { ...ws.env, NO_COLOR: '1' },
-        interruptWhen: [READING_UNDER_WAY, /SIGINT received/],
+        keys: [
+          { when: READING_UNDER_WAY, type: CTRL_C },
+          { when: /SIGINT received/, type: CTRL_C },
+        ],
       });
       const text = (await render(output)).join('\n');
       expect(typed, text).toBe(2);
@@ -154,6 +166,33 @@ describe('in a terminal', () => {
       // The log lines came out pretty but without color codes.
       expect(text).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: run started$/m);
       expect(output).not.toMatch(new RegExp(`${esc}\\[3\\dm`));
+    } finally {
+      await ws.close();
+    }
+  });
+
+  it.runIf(hasScript)('auth login asks for the PIN in the terminal and stores working credentials', { timeout: 60_000 }, async () => {
+    const ws = await createWorkspace();
+    try {
+      const env = { ...ws.env, ADSYNC_ACME_CONSUMER_KEY: ws.emulator.credentials.consumerKey, ADSYNC_ACME_CONSUMER_SECRET: ws.emulator.credentials.consumerSecret };
+      // The operator opens the address, approves, and types the PIN the page shows (the
+      // emulator's admin shortcut gives the same PIN).
+      const pinFor = async (output: string): Promise<string> => {
+        const token = /oauth_token=([\w-]+)/.exec(output)?.[1] ?? '';
+        const answer = (await (await fetch(`${ws.emulator.url}/_emulator/pin?oauth_token=${encodeURIComponent(token)}`)).json()) as { pin: string };
+        return `${answer.pin}\r`;
+      };
+      const { code, output, typed } = await runInTerminal(['auth', 'login', '--profile', 'acme'], { cwd: ws.dir, env, keys: [{ when: /PIN shown after approving: /, type: pinFor }] });
+      const text = (await render(output)).join('\n');
+      expect(typed, text).toBe(1);
+      expect(code, text).toBe(0);
+      expect(text).toMatch(/^Authorized as @emulator_user \(user 1000000000000000001\)\. Profile "acme" is stored in .*credentials\.json \(mode 0600\)\.$/m);
+      // The stored profile works: a run with `credentials: acme` and no token in the environment.
+      ws.write('crm.csv', 'Email\na@example.com\n');
+      ws.write('crm.yaml', 'account_id: emu-account\ncredentials: acme\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n');
+      const run = await ws.cli(['run', 'crm.yaml', '--json'], { ...env, ADSYNC_CONSUMER_KEY: undefined, ADSYNC_CONSUMER_SECRET: undefined, ADSYNC_ACCESS_TOKEN: undefined, ADSYNC_ACCESS_TOKEN_SECRET: undefined });
+      expect(run.code, run.stderr).toBe(0);
+      expect(summaries(run)[0]).toMatchObject({ status: 'success', added: 1 });
     } finally {
       await ws.close();
     }
