@@ -4,6 +4,7 @@
  * the code under test.
  */
 import { createHash } from 'node:crypto';
+import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -233,6 +234,36 @@ describe('audience sync (custom audience)', () => {
         partner_user_id: union(FIRST.partner_user_id, SECOND.partner_user_id),
       }),
     );
+  });
+
+  it('sends again the members last sent longer ago than refresh_after_days (job, or settings), and only those', async () => {
+    ws.write('crm.yaml', audienceJob());
+    ws.write('exports/crm.csv', FIXTURE);
+    await ws.cli(['run', 'crm.yaml']);
+    // Two members were last sent 40 days ago, as far as the state knows.
+    const db = new Database(ws.statePath);
+    const ada = Buffer.from(sha('ada@example.com'), 'hex');
+    expect(db.prepare('UPDATE audience_members SET sent_at = sent_at - 40 * 86400000 WHERE value IN (?, ?)').run(ada, Buffer.from('C002')).changes).toBe(2);
+    db.close();
+    const before = usersRequests();
+
+    // The default (330 days): nothing to send.
+    const unchanged = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(summaries(unchanged)[0]).toMatchObject({ status: 'success', added: 0, removed: 0 });
+    expect(usersRequests()).toBe(before);
+
+    // 30 days in the settings file: exactly those two are sent again (one request).
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}audience: { refresh_after_days: 30 }\n`);
+    const refreshed = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(refreshed.code, refreshed.stderr).toBe(0);
+    expect(summaries(refreshed)[0]).toMatchObject({ status: 'success', added: 2, removed: 0 });
+    expect(usersRequests()).toBe(before + 1);
+    // Sent now: the next run has nothing to send, even with 1 day in the job file.
+    ws.write('crm.yaml', audienceJob().replace('audience:\n', 'audience:\n  refresh_after_days: 1\n'));
+    const again = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(summaries(again)[0]).toMatchObject({ status: 'success', added: 0 });
+    expect(usersRequests()).toBe(before + 1);
+    expect(members()).toEqual(expected(FIRST));
   });
 
   it("paces the users endpoint by the settings' rate_limits", async () => {
