@@ -195,6 +195,38 @@ describe('adsync schedule', () => {
     expect(await history('utc'), r.stderr).toEqual([]);
   });
 
+  it('reads jobs/ by default, says which jobs have no schedule and that nothing is scheduled, and waits for a signal all the same; a missing folder is exit 2', { timeout: 30_000 }, async () => {
+    ws.write('jobs/data/a.csv', 'Email\na@example.com\n');
+    ws.write('jobs/manual.yaml', 'account_id: emu-account\nsource: { path: data/a.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n');
+    const child = ws.spawn(['schedule'], { ADSYNC_LOG_LEVEL: 'info' });
+    const done = collect(child);
+    let log = '';
+    child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+    const until = Date.now() + 15_000;
+    while (!log.includes('"msg":"scheduler started') && Date.now() < until) await sleep(50);
+    // Nothing is scheduled, and still it waits (it used to end at once, exit 13): for SIGHUP
+    // to bring jobs, or SIGTERM.
+    await sleep(1000);
+    expect(child.exitCode, log).toBeNull();
+    // A job file with a schedule, then SIGHUP: it runs.
+    ws.write('jobs/later.yaml', jobYaml('* * * * * *', 'data/a.csv'));
+    child.kill('SIGHUP');
+    const runUntil = Date.now() + 15_000;
+    while (!/"job":"later"[^\n]*"msg":"run finished"/.test(log) && Date.now() < runUntil) await sleep(50);
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'job has no schedule: not scheduled (run it with `adsync run`)', job: 'manual', file: join(ws.dir, 'jobs', 'manual.yaml') }));
+    expect(lines).toContainEqual(expect.objectContaining({ level: 40, msg: 'no job with a schedule: nothing to run', jobsDir: join(ws.dir, 'jobs') }));
+    expect(lines).toContainEqual(expect.objectContaining({ jobsDir: join(ws.dir, 'jobs'), jobs: 0 }));
+    expect((await history()).map((x) => [x.job, x.status])).toContainEqual(['later', 'success']);
+
+    const missing = await ws.cli(['schedule', '--jobs', 'nowhere']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^adsync: jobs folder nowhere does not exist/m);
+  });
+
   it('reports an invalid job file and still runs the others', { timeout: 30_000 }, async () => {
     ws.write('jobs/good.yaml', jobYaml('* * * * * *', 'data/ok.csv'));
     ws.write('jobs/data/ok.csv', 'Email\nok@example.com\n');

@@ -31,10 +31,18 @@ export function registerSchedule(program: Command, ctx: CliContext): void {
       try {
         await scheduler.start();
         ctx.logger.info({ jobsDir: dir, jobs: scheduler.size, pid: process.pid }, 'scheduler started (SIGTERM or Ctrl-C stops it, SIGHUP reloads the job files)');
-        await new Promise<void>((done) => {
-          if (ctx.shutdown.signal.aborted) done();
-          else ctx.shutdown.signal.addEventListener('abort', () => done(), { once: true });
-        });
+        // Signal handlers do not keep a process alive: with no cron task (no job scheduled
+        // yet, or all removed by a reload) it would end at once (exit 13, an unsettled await)
+        // instead of waiting for SIGHUP or SIGTERM.
+        const keepAlive = setInterval(() => undefined, 1 << 30);
+        try {
+          await new Promise<void>((done) => {
+            if (ctx.shutdown.signal.aborted) done();
+            else ctx.shutdown.signal.addEventListener('abort', () => done(), { once: true });
+          });
+        } finally {
+          clearInterval(keepAlive);
+        }
         await scheduler.stop();
         ctx.logger.info('scheduler stopped');
       } finally {
