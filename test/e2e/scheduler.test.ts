@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ChildProcess } from 'node:child_process';
+import type { CliResult } from '../helpers/cli.js';
 import { collect, createWorkspace, type Workspace } from '../helpers/e2e.js';
 
 let ws: Workspace;
@@ -55,6 +57,30 @@ async function serveSlowExport(delayMs: number): Promise<string> {
   });
   await new Promise<void>((r) => slowSource?.listen(0, '127.0.0.1', () => r()));
   return `http://127.0.0.1:${(slowSource?.address() as AddressInfo).port}/crm.csv`;
+}
+
+/** `adsync schedule` as a child process whose log is followed: `waitFor` a line (or fail, naming it). */
+function startScheduler(args: string[] = ['--jobs', 'jobs']): {
+  child: ChildProcess;
+  done: Promise<CliResult>;
+  log: () => string;
+  waitFor: (what: RegExp | string, label: string, timeoutMs?: number) => Promise<void>;
+} {
+  const child = ws.spawn(['schedule', ...args], { ADSYNC_LOG_LEVEL: 'info' });
+  const done = collect(child);
+  let log = '';
+  child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+  const seen = (what: RegExp | string): boolean => (typeof what === 'string' ? log.includes(what) : what.test(log));
+  return {
+    child,
+    done,
+    log: () => log,
+    async waitFor(what, label, timeoutMs = 15_000) {
+      const until = Date.now() + timeoutMs;
+      while (!seen(what) && Date.now() < until) await sleep(20);
+      expect(seen(what), `${label}\n${log}`).toBe(true);
+    },
+  };
 }
 
 const jobYaml = (schedule: string, path: string) =>
@@ -107,12 +133,8 @@ describe('adsync schedule', () => {
     );
     // The first batch (of two) is answered only after 3 s: the SIGTERM comes while it is in flight.
     ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 3000, times: 1 });
-    const child = ws.spawn(['schedule', '--jobs', 'jobs'], { ADSYNC_LOG_LEVEL: 'info' });
-    const done = collect(child);
-    let log = '';
-    child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
-    const until = Date.now() + 30_000;
-    while (!log.includes('"msg":"plan"') && Date.now() < until) await sleep(20);
+    const { child, done, waitFor } = startScheduler();
+    await waitFor('"msg":"plan"', 'the run to plan', 30_000);
     await sleep(500);
     child.kill('SIGTERM');
     const r = await done;
@@ -137,16 +159,8 @@ describe('adsync schedule', () => {
     ws.write('jobs/data/b.csv', 'Email\nb@example.com\n');
     ws.write('jobs/first.yaml', jobYaml('* * * * * *', 'data/a.csv'));
     ws.write('jobs/later.yaml', jobYaml('0 0 1 1 *', 'data/b.csv')); // once a year: not before the reload
-    const child = ws.spawn(['schedule', '--jobs', 'jobs'], { ADSYNC_LOG_LEVEL: 'info' });
-    const done = collect(child);
-    let log = '';
-    child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
-    const waitFor = async (what: () => boolean, label: string): Promise<void> => {
-      const until = Date.now() + 15_000;
-      while (!what() && Date.now() < until) await sleep(50);
-      expect(what(), `${label}\n${log}`).toBe(true);
-    };
-    await waitFor(() => log.includes('"job":"first"') && log.includes('"msg":"run finished"'), 'a first run of job first');
+    const { child, done, waitFor } = startScheduler();
+    await waitFor(/"job":"first"[^\n]*"msg":"run finished"/, 'a first run of job first');
     expect(await history('later')).toEqual([]);
 
     // The operator removes one job file, makes another run every second, adds a third, and sends SIGHUP.
@@ -154,9 +168,10 @@ describe('adsync schedule', () => {
     ws.write('jobs/later.yaml', jobYaml('* * * * * *', 'data/b.csv'));
     ws.write('jobs/added.yaml', jobYaml('* * * * * *', 'data/b.csv').replace('audience:\n', 'audience:\n  mode: add\n'));
     child.kill('SIGHUP');
-    await waitFor(() => log.includes('"msg":"reloading the job files (SIGHUP)"') && log.includes('"msg":"job removed from the schedule"'), 'the reload');
-    await waitFor(() => /"job":"later"[^\n]*"msg":"run finished"/.test(log), 'a run of job later');
-    await waitFor(() => /"job":"added"[^\n]*"msg":"run finished"/.test(log), 'a run of the new job');
+    await waitFor('"msg":"reloading the job files (SIGHUP)"', 'the reload');
+    await waitFor('"msg":"job removed from the schedule"', 'the removed job');
+    await waitFor(/"job":"later"[^\n]*"msg":"run finished"/, 'a run of job later');
+    await waitFor(/"job":"added"[^\n]*"msg":"run finished"/, 'a run of the new job');
     // No run of the removed job starts after the reload (one in progress may finish).
     const firstRuns = (await history('first')).length;
     await sleep(2500);
@@ -198,21 +213,16 @@ describe('adsync schedule', () => {
   it('reads jobs/ by default, says which jobs have no schedule and that nothing is scheduled, and waits for a signal all the same; a missing folder is exit 2', { timeout: 30_000 }, async () => {
     ws.write('jobs/data/a.csv', 'Email\na@example.com\n');
     ws.write('jobs/manual.yaml', 'account_id: emu-account\nsource: { path: data/a.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n');
-    const child = ws.spawn(['schedule'], { ADSYNC_LOG_LEVEL: 'info' });
-    const done = collect(child);
-    let log = '';
-    child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
-    const until = Date.now() + 15_000;
-    while (!log.includes('"msg":"scheduler started') && Date.now() < until) await sleep(50);
+    const { child, done, log, waitFor } = startScheduler([]);
+    await waitFor('"msg":"scheduler started', 'the start');
     // Nothing is scheduled, and still it waits (it used to end at once, exit 13): for SIGHUP
     // to bring jobs, or SIGTERM.
     await sleep(1000);
-    expect(child.exitCode, log).toBeNull();
+    expect(child.exitCode, log()).toBeNull();
     // A job file with a schedule, then SIGHUP: it runs.
     ws.write('jobs/later.yaml', jobYaml('* * * * * *', 'data/a.csv'));
     child.kill('SIGHUP');
-    const runUntil = Date.now() + 15_000;
-    while (!/"job":"later"[^\n]*"msg":"run finished"/.test(log) && Date.now() < runUntil) await sleep(50);
+    await waitFor(/"job":"later"[^\n]*"msg":"run finished"/, 'a run of job later');
     child.kill('SIGTERM');
     const r = await done;
     expect(r.code, r.stderr).toBe(0);
