@@ -83,17 +83,21 @@ function startScheduler(args: string[] = ['--jobs', 'jobs']): {
   };
 }
 
+/** Runs `adsync schedule` for `ms`, then SIGTERM: its result. */
+async function runSchedulerFor(ms: number): Promise<CliResult> {
+  const { child, done } = startScheduler();
+  await sleep(ms);
+  child.kill('SIGTERM');
+  return done;
+}
+
 const jobYaml = (schedule: string, path: string) =>
   `account_id: emu-account\nschedule: "${schedule}"\nsource: { path: "${path}", format: csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n`;
 
 describe('adsync schedule', () => {
   it('runs a job on a short cron expression and skips a tick that overlaps a run still going', { timeout: 30_000 }, async () => {
     ws.write('jobs/every-second.yaml', jobYaml('* * * * * *', await serveSlowExport(2500)));
-    const child = ws.spawn(['schedule', '--jobs', 'jobs'], { ADSYNC_LOG_LEVEL: 'info' });
-    const done = collect(child);
-    await sleep(6000);
-    child.kill('SIGTERM');
-    const r = await done;
+    const r = await runSchedulerFor(6000);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('"msg":"job scheduled"');
     expect(r.stderr).toContain('"nextRun":"');
@@ -106,14 +110,12 @@ describe('adsync schedule', () => {
 
   it('never runs the same job at the same time from two scheduler processes sharing one state database', { timeout: 40_000 }, async () => {
     ws.write('jobs/shared.yaml', jobYaml('* * * * * *', await serveSlowExport(1200)));
-    const a = ws.spawn(['schedule', '--jobs', 'jobs'], { ADSYNC_LOG_LEVEL: 'info' });
-    const b = ws.spawn(['schedule', '--jobs', 'jobs'], { ADSYNC_LOG_LEVEL: 'info' });
-    const doneA = collect(a);
-    const doneB = collect(b);
+    const a = startScheduler();
+    const b = startScheduler();
     await sleep(8000);
-    a.kill('SIGTERM');
-    b.kill('SIGTERM');
-    const [ra, rb] = await Promise.all([doneA, doneB]);
+    a.child.kill('SIGTERM');
+    b.child.kill('SIGTERM');
+    const [ra, rb] = await Promise.all([a.done, b.done]);
     expect(ra.code, ra.stderr).toBe(0);
     expect(rb.code, rb.stderr).toBe(0);
     // Runs refused because the other process held the lock are not recorded as runs.
@@ -199,11 +201,7 @@ describe('adsync schedule', () => {
     addJob('utc', 'UTC');
     addJob('default', undefined);
     ws.write('adsync.yaml', `${ws.read('adsync.yaml')}timezone: Asia/Kolkata\n`);
-    const child = ws.spawn(['schedule', '--jobs', 'jobs'], { ADSYNC_LOG_LEVEL: 'info' });
-    const done = collect(child);
-    await sleep(3500);
-    child.kill('SIGTERM');
-    const r = await done;
+    const r = await runSchedulerFor(3500);
     expect(r.code, r.stderr).toBe(0);
     expect(await history('kolkata'), r.stderr).toContainEqual(expect.objectContaining({ status: 'success' }));
     expect(await history('default'), r.stderr).toContainEqual(expect.objectContaining({ status: 'success' }));
@@ -241,11 +239,7 @@ describe('adsync schedule', () => {
     ws.write('jobs/good.yaml', jobYaml('* * * * * *', 'data/ok.csv'));
     ws.write('jobs/data/ok.csv', 'Email\nok@example.com\n');
     ws.write('jobs/bad.yaml', 'account_id: emu-account\nschedule: "every day"\nsource: { path: x.csv }\naudience:\n  custom_audience_id: a\n  identifiers: { email: Email }\n');
-    const child = ws.spawn(['schedule', '--jobs', 'jobs'], { ADSYNC_LOG_LEVEL: 'info' });
-    const done = collect(child);
-    await sleep(3000);
-    child.kill('SIGTERM');
-    const r = await done;
+    const r = await runSchedulerFor(3000);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('job file is not valid: skipped (the other jobs still run)');
     expect(r.stderr).toContain('is not a valid cron expression');
