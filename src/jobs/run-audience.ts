@@ -164,7 +164,11 @@ export async function runAudience(ctx: RunContext, job: AudienceJob): Promise<vo
       return;
     }
     if (options.validateOnly) {
-      summary.duplicates = occurrences - (await scan.size());
+      const distinct = await scan.size();
+      summary.duplicates = occurrences - distinct;
+      // What a run would refuse whatever the state holds: a mirror export without a valid
+      // identifier; and rows that could not be read would stop its removals.
+      if (removalsAllowed(ctx, job, 0, 0, distinct) && job.audience.mode === 'mirror') ctx.allowsDestructiveChanges('removals');
       return;
     }
 

@@ -61,6 +61,9 @@ export async function scanFeed(ctx: RunContext, job: CatalogJob, scan: CatalogSc
         case 'invalid':
           ctx.rejects.reject(o.reasons.map((r) => ({ row: o.row, line: o.line, id: o.id, field: r.field, reason: r.reason })));
           if (o.id !== undefined) occurrences.push({ id: o.id, row: o.row, rejected: true });
+          // Without a usable id, the item may be a product that is still current: like an
+          // unreadable item, it must keep a mirror run from deleting.
+          else ctx.unreadableRow(o.row, o.line, noIdReason(o.reasons));
           break;
         case 'unreadable':
           ctx.rejects.reject([{ row: o.row, line: o.line, field: '', reason: o.reason }]);
@@ -78,6 +81,12 @@ export async function scanFeed(ctx: RunContext, job: CatalogJob, scan: CatalogSc
     const list = [...unsentFields].slice(0, 20);
     ctx.logger.info({ warnings: list, more: Math.max(0, unsentFields.size - list.length) }, 'feed warnings (fields that are not sent, values adjusted)');
   }
+}
+
+/** Why an invalid item has no usable id, for the guard's message. */
+function noIdReason(reasons: readonly { field: string; reason: string }[]): string {
+  const idReason = reasons.find((r) => r.field === 'id');
+  return idReason ? `the item has no usable id (id ${idReason.reason})` : 'the item has no usable id';
 }
 
 export function noteUploadProblems(ctx: RunContext, result: CatalogUploadResult): void {
@@ -147,7 +156,13 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
     await scanFeed(ctx, job, scan);
     summary.duplicates = await scan.duplicates();
     if (ctx.stop.aborted) ctx.interrupted = true;
-    if (ctx.stop.aborted || options.validateOnly) return;
+    if (ctx.stop.aborted) return;
+    if (options.validateOnly) {
+      // What a run would refuse whatever the state holds: a mirror feed without a valid
+      // product; and items that could not be read would stop its deletes.
+      if (deletesAllowed(ctx, job, summary.valid, 0, 0) && mirror) ctx.allowsDestructiveChanges('deletes');
+      return;
+    }
 
     counters.phase = 'planning';
     // Before anything can be deleted, the state must know every product of the catalog.

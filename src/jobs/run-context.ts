@@ -111,13 +111,17 @@ export class RunContext {
   /**
    * Mirror runs make no removal or delete when some rows could not be read: such a row may
    * hold a member or product that is still current. Returns false (and fails the run) then.
+   * `adsync validate` cannot know whether a run would have any to make: it warns instead.
    */
   allowsDestructiveChanges(what: string): boolean {
     const u = this.unreadable;
     if (u.count === 0 || !u.first) return true;
-    this.fail(
-      `${u.count} ${u.count === 1 ? 'row' : 'rows'} of the source could not be read (first: row ${u.first.row}, line ${u.first.line}: ${u.first.reason}); such a row may hold one that is still current, so no ${what} were made. Fix those rows (see the rejects file) and run again`,
-    );
+    const rows = `${u.count} ${u.count === 1 ? 'row' : 'rows'} of the source could not be read (first: row ${u.first.row}, line ${u.first.line}: ${u.first.reason}); such a row may hold one that is still current`;
+    if (this.options.validateOnly) {
+      this.note(`${rows}: a mirror run that has ${what} to make will make none and fail. Fix those rows (see the rejects file)`);
+    } else {
+      this.fail(`${rows}, so no ${what} were made. Fix those rows (see the rejects file) and run again`);
+    }
     return false;
   }
 

@@ -58,6 +58,34 @@ describe('adsync validate', () => {
     expect(existsSync(ws.statePath)).toBe(false);
   });
 
+  it('exit 1 where a mirror run would fail whatever the state holds: an export without a valid identifier, a feed without a valid product', async () => {
+    ws.write('crm.csv', 'Customer ID,E-mail\n');
+    ws.write('crm.yaml', job('{ email: E-mail }'));
+    const header = await ws.cli(['validate', 'crm.yaml']);
+    expect(header.code, header.stderr).toBe(1);
+    expect(header.stderr).toContain('adsync: job crm failed: the export has no valid identifier; nothing was sent');
+    ws.write('feed.xml', '<?xml version="1.0"?>\n<rss version="2.0" xmlns:g="http://base.google.com/ns/1.0"><channel><title>t</title></channel></rss>\n');
+    ws.write('shop.yaml', 'account_id: emu-account\nsource: { path: feed.xml }\ncatalog:\n  product_catalog_id: emu-catalog\n');
+    const empty = await ws.cli(['validate', 'shop.yaml']);
+    expect(empty.code, empty.stderr).toBe(1);
+    expect(empty.stderr).toContain('adsync: job shop failed: the feed has no valid products; nothing was deleted');
+    // Not in add or upsert mode: such a run succeeds, sending nothing.
+    ws.write('add.yaml', job('{ email: E-mail }').replace('audience:\n', 'audience:\n  mode: add\n'));
+    expect((await ws.cli(['validate', 'add.yaml'])).code).toBe(0);
+    expect(requests()).toBe(0);
+  });
+
+  it('exit 0 with a warning for rows that could not be read: a mirror run with removals to make would refuse them', async () => {
+    ws.write('crm.csv', 'Customer ID,E-mail\nC1,a@example.com\nC2,b@example.com,extra\nC3,c@example.com\nC4,d@example.com\nC5,e@example.com\n');
+    ws.write('crm.yaml', job('{ email: E-mail, partner_user_id: Customer ID }'));
+    const r = await ws.cli(['validate', 'crm.yaml']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(
+      '1 row of the source could not be read (first: row 2, line 3: row has 3 fields, header has 2); such a row may hold one that is still current: a mirror run that has removals to make will make none and fail. Fix those rows (see the rejects file)',
+    );
+    expect(r.stderr).toContain(`${ws.dir}/crm.yaml: valid; 4 of 5 rows usable`);
+  });
+
   it('exit 2 for a job file that is not valid YAML, with its line and column', async () => {
     ws.write('broken.yaml', 'account_id: [\n');
     const r = await ws.cli(['validate', 'broken.yaml']);

@@ -112,6 +112,19 @@ describe('hostile and broken product feeds (catalog mirror)', () => {
     expect(readFileSync(String(r.summary.rejects_file), 'utf8')).toBe('row,line,id,field,reason\n10,11,,,"row has 2 fields, header has 9"\n');
   });
 
+  it('an item whose id is empty, blank or missing: a reject; the product it may be is not deleted', async () => {
+    const line = lineOfItem(GOOD_XML, 10);
+    const noId = UNREADABLE(10, line, 'the item has no usable id \\(id is required\\)');
+    for (const replacement of ['<g:id></g:id>', '<g:id>   </g:id>', '']) {
+      const r = await runOn('feed.xml', GOOD_XML.replace('<g:id>P-010</g:id>', replacement));
+      expectOneError(r, noId);
+      expect(r.summary).toMatchObject({ read: 10, valid: 9, rejected: 1, deleted: 0, unchanged: 9 });
+    }
+    const csv = await runOn('feed.csv', GOOD_CSV.replace(/^P-010,/m, ','));
+    expectOneError(csv, UNREADABLE(10, 11, 'the item has no usable id \\(id is required\\)'));
+    expect(readFileSync(String(csv.summary.rejects_file), 'utf8')).toBe('row,line,id,field,reason\n10,11,,id,is required\n');
+  });
+
   it('a 50 MB single line in a CSV feed: a reject, not a crash; nothing deleted', async () => {
     const huge = Buffer.alloc(50 * 1024 * 1024, 'x');
     const r = await runOn('feed.csv', Buffer.concat([Buffer.from(NINE_CSV), Buffer.from('P-010,'), huge, Buffer.from('\n')]));
