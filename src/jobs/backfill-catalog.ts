@@ -85,6 +85,11 @@ export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise
   }
 
   const commit = acknowledge(ctx, job);
+  // Marks the catalog while products are sent: a killed backfill makes the next mirror run
+  // reconcile the state with the service (run-catalog.ts).
+  const catalog = ctx.store.catalog(job.catalog.catalogId);
+  const interrupted = await catalog.uploadInterrupted();
+  await catalog.beginUpload();
   const result = await upsertProductBatches(
     requests(),
     {
@@ -111,6 +116,7 @@ export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise
   summary.unchanged = result.unchanged;
   if (result.warnings > 0) summary.warnings = result.warnings;
   const complete = !result.stopped && !ctx.stop.aborted && result.failed === 0 && !result.fatal;
+  if (!interrupted && !result.fatal && result.failed === 0) await catalog.endUpload();
   if (complete) {
     watermark.finish(lastRowRead);
     await ctx.store.checkpoints.clear(job.name);

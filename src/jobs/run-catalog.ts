@@ -165,6 +165,9 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
     }
 
     counters.phase = 'planning';
+    // An upload that was killed, or lost answers, may have left products in the catalog that
+    // the state does not list: a mirror run could never delete them. It reconciles first.
+    let interrupted = await catalog.uploadInterrupted();
     // Before anything can be deleted, the state must know every product of the catalog.
     if (mirror && (await catalog.productCount()) === 0) {
       if (options.dryRun) {
@@ -173,6 +176,19 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
       } else {
         const rebuilt = await catalog.rebuild(serviceProducts(ctx, job));
         if (rebuilt > 0) ctx.note(`the saved state of catalog ${job.catalog.catalogId} was empty: rebuilt it from the ${rebuilt} products the service holds`);
+        await catalog.endUpload();
+        interrupted = false;
+      }
+    } else if (mirror && interrupted) {
+      if (options.dryRun) {
+        ctx.note(`the last upload to catalog ${job.catalog.catalogId} did not finish: a real run first compares the saved state with the products the service holds`);
+      } else {
+        const { added, forgotten } = await catalog.reconcile(serviceProducts(ctx, job));
+        await catalog.endUpload();
+        interrupted = false;
+        ctx.note(
+          `the last upload to catalog ${job.catalog.catalogId} did not finish (killed, or answers lost): compared the saved state with the products the service holds; ${added} it did not list (sent again while in the feed, deleted once not), ${forgotten} no longer there`,
+        );
       }
     }
     const counts = await scan.counts({ mirror, full: options.full });
@@ -189,6 +205,7 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
 
     counters.phase = 'uploading';
     counters.toSend = counts.creates + counts.updates + (allowDeletes ? counts.deletes : 0);
+    if (counters.toSend > 0) await catalog.beginUpload();
     const result = emptyCatalogResult();
     const commits = acknowledge(ctx, job, true);
     const uploadOptions = {
@@ -220,6 +237,9 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
     if (result.warnings > 0) summary.warnings = result.warnings;
     // The products the service now has as the feed gives them: their items' bytes are known.
     await scan.saveFingerprints();
+    // Every answer committed: the state lists what the service holds (unless an earlier
+    // interrupted upload, not reconciled in upsert mode, left products it does not list).
+    if (counters.toSend > 0 && !interrupted && !result.fatal && result.failed === 0) await catalog.endUpload();
     noteUploadProblems(ctx, result);
     if (!ctx.stop.aborted) await ensureProductSets(ctx, job, false);
     counters.phase = 'finishing';

@@ -265,6 +265,18 @@ export interface CatalogState {
   commitDeletes(ids: readonly string[]): Promise<void>;
   /** Replaces the saved state with what the service holds (content unknown): used when the state was empty or lost. */
   rebuild(products: AsyncIterable<readonly ServiceProduct[]>): Promise<number>;
+  /**
+   * Makes the saved products those the service holds: adds the ones it lacks (content
+   * unknown, so they are sent again while in the feed, deleted once not), forgets the ones the
+   * service no longer has, keeps the content of the others. Used after an interrupted upload.
+   */
+  reconcile(products: AsyncIterable<readonly ServiceProduct[]>): Promise<{ added: number; forgotten: number }>;
+  /** Whether an upload to this catalog began and did not end with every answer committed. */
+  uploadInterrupted(): Promise<boolean>;
+  /** Marks an upload as begun (kept if already set: an earlier one was interrupted). */
+  beginUpload(): Promise<void>;
+  /** Marks the uploads as ended with every answer committed (or reconciled). */
+  endUpload(): Promise<void>;
   /** Product keys of the given ids, for manual product sets. */
   productKeys(ids: readonly string[]): Promise<Map<string, string>>;
   productSetId(name: string): Promise<string | undefined>;

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+import { waitFor } from '../reliability/support.js';
 
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
 const USERS_ROUTE = 'POST /12/accounts/:account_id/custom_audiences/:custom_audience_id/users';
@@ -18,14 +19,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await ws.close();
 });
-
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('a killed audience upload', () => {
   it('resumes by re-sending only what was not acknowledged and ends exact', { timeout: 120_000 }, async () => {

@@ -155,4 +155,42 @@ describe('raw fingerprints of catalog items', () => {
     await scan.close();
     expect(await cat.productsByFingerprint([fp(1), fp(22), fp(3)])).toEqual([{ id: 'a', warnings: [] }, { id: 'b', warnings: [] }, undefined]);
   });
+
+  it('reconciles with the service after an interrupted upload: adds what it lacks, forgets what is gone, keeps known content', async () => {
+    const s = open();
+    const cat = s.catalog('c1');
+    await cat.commitUpserts([{ id: 'a', contentHash: 'h1', productKey: 'k-a' }, { id: 'gone', contentHash: 'h2', productKey: 'k-gone' }], 1);
+    expect(await cat.uploadInterrupted()).toBe(false);
+    await cat.beginUpload();
+    await cat.beginUpload();
+    expect(await cat.uploadInterrupted()).toBe(true);
+    async function* pages() {
+      yield [{ id: 'a', productKey: 'k-a' }];
+      yield [{ id: 'orphan', productKey: 'k-orphan' }];
+    }
+    expect(await cat.reconcile(pages())).toEqual({ added: 1, forgotten: 1 });
+    // Reconciling does not end the mark: the caller does, once it is done.
+    expect(await cat.uploadInterrupted()).toBe(true);
+    await cat.endUpload();
+    expect(await cat.uploadInterrupted()).toBe(false);
+    const scan = await cat.scan();
+    await scan.add([p('a', 1, 'h1')]);
+    // a unchanged (its content kept), orphan deleted by its key, gone no longer known.
+    expect(await scan.counts({ mirror: true, full: false })).toEqual({ products: 1, creates: 0, updates: 0, unchanged: 1, deletes: 1, known: 2 });
+    expect(await collect(scan.deletes(10))).toEqual([{ id: 'orphan', productKey: 'k-orphan' }]);
+  });
+
+  it('keeps the state and the mark when listing fails during a reconcile', async () => {
+    const s = open();
+    const cat = s.catalog('c1');
+    await cat.commitUpserts([{ id: 'a', contentHash: 'h1', productKey: 'k-a' }], 1);
+    await cat.beginUpload();
+    async function* failing() {
+      yield [{ id: 'x', productKey: 'k-x' }];
+      throw new Error('network');
+    }
+    await expect(cat.reconcile(failing())).rejects.toThrow('network');
+    expect(await cat.productCount()).toBe(1);
+    expect(await cat.uploadInterrupted()).toBe(true);
+  });
 });

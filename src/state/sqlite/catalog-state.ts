@@ -165,6 +165,47 @@ export class SqliteCatalogState implements CatalogState {
     }
   }
 
+  async reconcile(products: AsyncIterable<readonly ServiceProduct[]>): Promise<{ added: number; forgotten: number }> {
+    const table = `temp.${tempTableName('reconcile')}`;
+    this.db.exec(`CREATE TABLE ${table} (id TEXT PRIMARY KEY, product_key TEXT NOT NULL)`);
+    try {
+      await fillFromService(this.db, table, products);
+      let added = 0;
+      let forgotten = 0;
+      this.db.transaction(() => {
+        forgotten = this.db.prepare(`DELETE FROM catalog_products WHERE catalog = ? AND id NOT IN (SELECT id FROM ${table})`).run(this.catalog).changes;
+        this.db
+          .prepare(`UPDATE catalog_products SET product_key = (SELECT product_key FROM ${table} t WHERE t.id = catalog_products.id) WHERE catalog = ? AND product_key IS NULL`)
+          .run(this.catalog);
+        added = this.db
+          .prepare(
+            `INSERT INTO catalog_products (catalog, id, content_hash, product_key, sent_at)
+             SELECT ?, t.id, NULL, t.product_key, NULL FROM ${table} t
+             WHERE NOT EXISTS (SELECT 1 FROM catalog_products p WHERE p.catalog = ? AND p.id = t.id)`,
+          )
+          .run(this.catalog, this.catalog).changes;
+      })();
+      return { added, forgotten };
+    } finally {
+      this.db.exec(`DROP TABLE IF EXISTS ${table}`);
+    }
+  }
+
+  uploadInterrupted(): Promise<boolean> {
+    const row = this.db.prepare('SELECT upload_started_at AS at FROM catalogs WHERE id = ?').get(this.catalog) as { at: number | null } | undefined;
+    return Promise.resolve(row?.at !== null && row?.at !== undefined);
+  }
+
+  beginUpload(): Promise<void> {
+    this.db.prepare('UPDATE catalogs SET upload_started_at = COALESCE(upload_started_at, ?) WHERE id = ?').run(Date.now(), this.catalog);
+    return Promise.resolve();
+  }
+
+  endUpload(): Promise<void> {
+    this.db.prepare('UPDATE catalogs SET upload_started_at = NULL WHERE id = ?').run(this.catalog);
+    return Promise.resolve();
+  }
+
   productKeys(ids: readonly string[]): Promise<Map<string, string>> {
     const stmt = this.db.prepare('SELECT product_key FROM catalog_products WHERE catalog = ? AND id = ? AND product_key IS NOT NULL');
     const out = new Map<string, string>();

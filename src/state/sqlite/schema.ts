@@ -85,4 +85,11 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE catalog_products ADD COLUMN feed_warnings TEXT;
   CREATE INDEX catalog_products_by_fp ON catalog_products (catalog, raw_fp, feed_warnings) WHERE raw_fp IS NOT NULL;
   `,
+  // 3: upload_started_at: set while a run or backfill sends products to the catalog, cleared
+  // when one ends with every answer committed. Still set when a run starts: an upload was
+  // killed or lost answers, so the service may hold products that the state does not list
+  // (acknowledged, not yet committed) or no longer hold ones it lists (deleted, answer lost).
+  `
+  ALTER TABLE catalogs ADD COLUMN upload_started_at INTEGER;
+  `,
 ];

@@ -1,0 +1,64 @@
+/**
+ * A catalog upload killed (SIGKILL) after the service applied some PUTs whose products the
+ * state had not committed yet (they are committed a thousand at a time): when the feed then
+ * drops those products, the next mirror run must still delete them. It finds them by
+ * comparing the state with the products the service holds, because the killed upload left
+ * its mark on the catalog.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+import { committedCatalog, expectCatalog, expectCatalogStateExact, feedOf, range, waitFor, type ProductSpec } from '../reliability/support.js';
+
+const PUT_ROUTE = 'PUT /12/product_catalogs/:product_catalog_id/products';
+const JOB = 'name: shop\naccount_id: emu-account\nconcurrency: 1\nrequest_timeout_ms: 30000\nsource: { path: feed.xml }\ncatalog:\n  product_catalog_id: emu-catalog\n';
+
+let ws: Workspace;
+beforeEach(async () => {
+  ws = await createWorkspace();
+});
+afterEach(async () => {
+  await ws.close();
+});
+
+const puts = (): number => ws.emulator.stateSummary().requests.by_route[PUT_ROUTE] ?? 0;
+
+describe('a killed catalog upload', () => {
+  it('leaves no product behind that the feed dropped before the next run', { timeout: 60_000 }, async () => {
+    const kept: ProductSpec[] = range(1, 30).map((n) => ({ n, price: '10.00 USD' }));
+    const added: ProductSpec[] = range(101, 200).map((n) => ({ n, price: '10.00 USD' }));
+    ws.write('shop.yaml', JOB);
+    ws.write('feed.xml', feedOf(kept));
+    expect((await ws.cli(['run', 'shop.yaml'])).code).toBe(0);
+
+    // 100 new products in 4 PUTs, one at a time, each applied by the service and then
+    // answered after 600 ms: killed after the third PUT reached the service, the first two
+    // were acknowledged and none of their products committed.
+    ws.write('feed.xml', feedOf([...kept, ...added]));
+    const before = puts();
+    ws.fault({ route: 'PUT /12/product_catalogs/*/products', kind: 'delay', ms: 600, before: false, times: 4 });
+    const child = ws.spawn(['run', 'shop.yaml', '--json']);
+    const done = collect(child);
+    await waitFor(() => puts() >= before + 3, 30_000);
+    child.kill('SIGKILL');
+    expect((await done).signal).toBe('SIGKILL');
+    const held = ws.emulator.state().catalogs['emu-catalog']?.products.length ?? 0;
+    expect(held).toBeGreaterThanOrEqual(30 + 50);
+    expect(committedCatalog(ws.statePath).size).toBe(30);
+
+    // The feed drops the new products again: every one the service holds is deleted.
+    ws.write('feed.xml', feedOf(kept));
+    const rerun = await ws.cli(['run', 'shop.yaml', '--json', '--max-delete-ratio', '1']);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(summaries(rerun)[0]).toMatchObject({ status: 'success', created: 0, updated: 0, deleted: held - 30 });
+    expect(rerun.stderr).toContain(
+      `the last upload to catalog emu-catalog did not finish (killed, or answers lost): compared the saved state with the products the service holds; ${held - 30} it did not list (sent again while in the feed, deleted once not), 0 no longer there`,
+    );
+    expectCatalog(ws, kept);
+    expectCatalogStateExact(ws);
+
+    // Reconciled once: the next run neither lists the catalog again nor sends anything.
+    const again = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(summaries(again)[0]).toMatchObject({ status: 'success', requests: 0, deleted: 0 });
+    expect(again.stderr).not.toContain('did not finish');
+  });
+});
