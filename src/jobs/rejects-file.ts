@@ -5,6 +5,7 @@
  */
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { scrubSecrets } from '../logging/secrets.js';
 
 export interface RejectEntry {
   row: number;
@@ -46,7 +47,8 @@ export class RejectsFile {
     if (entries.length === 0) return;
     this.count += 1;
     for (const e of entries) {
-      const fields = [String(e.row), String(e.line), e.id ?? '', e.field, e.reason];
+      // The field and reason may be the service's words, which can echo the request.
+      const fields = [String(e.row), String(e.line), e.id ?? '', scrubSecrets(e.field), scrubSecrets(e.reason)];
       if (this.withValues) fields.push(e.value ?? '');
       this.push(`${fields.map(csvField).join(',')}\n`);
     }

@@ -22,7 +22,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliResult } from '../helpers/cli.js';
-import { collect, createWorkspace, type Workspace } from '../helpers/e2e.js';
+import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
 import { crmExport, expectNoStackTrace, feedOf, range, waitFor } from './support.js';
 
 const CREDENTIALS = {
@@ -49,6 +49,13 @@ const madeSecrets: string[] = [];
 beforeAll(async () => {
   ws = await createWorkspace({ credentials: CREDENTIALS });
   hook = http.createServer((req, res) => {
+    // An Ads API (or a proxy before it) that echoes the request, its Authorization header
+    // included, in the error message of every operation.
+    if (req.url?.startsWith('/12/')) {
+      const echo = `request was ${req.method ?? ''} ${req.url} with ${req.headers.authorization ?? ''}`;
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [], operation_errors: [[{ code: 'INVALID_PARAMETER', message: `bad user; ${echo}` }]] }));
+      return;
+    }
     if (req.url?.startsWith('/feed.xml')) {
       if (feedDown) res.writeHead(503).end('down');
       else res.writeHead(200, { 'content-type': 'application/rss+xml' }).end(feedOf(range(1, 5).map((n) => ({ n, price: '10.00 USD' }))));
@@ -116,6 +123,12 @@ describe('no secret in any output, file, database or alert', () => {
     expect((await adsync(['run', 'jobs/crm.yaml', '--full'])).code).toBe(0);
     expect((await adsync(['run', 'missing.yaml', '--json'])).code).toBe(1);
     expect((await adsync(['run', 'bad.yaml'])).code).toBe(2);
+    // The service's refusals go to the rejects file: what it echoes of the request is scrubbed.
+    ws.write('echo.yaml', 'name: echo\naccount_id: emu-account\nsource: { path: exports/crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  mode: add\n  identifiers: { email: Email }\n');
+    const echoed = await adsync(['run', 'echo.yaml', '--json', '--full'], { ADSYNC_ADS_URL: hookUrl.replace('/hooks/adsync', '') });
+    const echoRejects = readFileSync(String(summaries(echoed)[0]?.rejects_file), 'utf8');
+    expect(echoRejects).toContain('bad user; request was POST /12/accounts/emu-account/custom_audiences/emu-audience/users with OAuth ');
+    expect(echoRejects).toContain('oauth_token=""[redacted]""');
     expect((await adsync(['backfill', 'jobs/crm.yaml', '--source', 'history.csv', '--json'])).code).toBe(0);
     // A feed behind basic auth and a query token: down (the run fails, an alert is sent), then up.
     const down = await adsync(['run', 'remote.yaml', '--json']);
