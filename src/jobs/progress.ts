@@ -2,7 +2,9 @@
  * Progress of a run. On a terminal: a bar per job (cli-progress) with rows read, rows/s,
  * requests, retries and an ETA when the input size is known. Elsewhere (cron, CI): a plain
  * log line every few seconds. The run only updates counters; the display samples them on
- * a timer, so reporting costs the hot path nothing.
+ * a timer, so reporting costs the hot path nothing. One display serves every run of a
+ * command, several at once in `adsync schedule`: each start() gives that run its own timer,
+ * stopped by the handle it returns.
  */
 import cliProgress from 'cli-progress';
 import type { Logger } from 'pino';
@@ -21,10 +23,18 @@ export interface RunCounters {
   retries: () => number;
 }
 
-export interface ProgressDisplay {
-  /** `runId`: the run's id, on each progress log line (as on the run's other lines). */
-  start(job: string, counters: RunCounters, runId?: string): void;
+/** One run's progress, shown until stop(). */
+export interface RunProgress {
   stop(): void;
+}
+
+export interface ProgressDisplay {
+  /**
+   * Shows a run's progress until the returned handle is stopped; runs started before that
+   * (concurrent runs of the scheduler) go on being shown, each with its own timer.
+   * `runId`: the run's id, on each progress log line (as on the run's other lines).
+   */
+  start(job: string, counters: RunCounters, runId?: string): RunProgress;
 }
 
 function rate(count: number, ms: number): number {
@@ -47,17 +57,16 @@ export function etaText(fractionDone: number | undefined, elapsedMs: number): st
   return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-/** A log line every `intervalMs`. */
+/** A log line every `intervalMs`, per run. */
 export class LogProgress implements ProgressDisplay {
-  private timer: NodeJS.Timeout | undefined;
   constructor(
     private readonly logger: Logger,
     private readonly intervalMs: number,
   ) {}
 
-  start(job: string, c: RunCounters, runId?: string): void {
+  start(job: string, c: RunCounters, runId?: string): RunProgress {
     const started = Date.now();
-    this.timer = setInterval(() => {
+    const timer = setInterval(() => {
       const f = fraction(c);
       this.logger.info(
         {
@@ -75,12 +84,8 @@ export class LogProgress implements ProgressDisplay {
         'progress',
       );
     }, this.intervalMs);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    timer.unref();
+    return { stop: () => clearInterval(timer) };
   }
 }
 
@@ -91,25 +96,22 @@ const SHOW_CURSOR = '\x1b[?25h';
  * TerminalOutput): cli-progress's MultiBar is used for its one bar because it redraws in place
  * with relative cursor moves, where a SingleBar restores the cursor position saved when it
  * started, and everything logged since would be written over.
+ *
+ * One bar at a time: TerminalOutput keeps log lines above a single bar line. The commands that
+ * show bars (run, backfill, demo) run their jobs one after another; a run started while another
+ * run's bar is shown gets no bar (and its stop leaves the other's alone).
  */
 export class BarProgress implements ProgressDisplay {
-  private bars: cliProgress.MultiBar | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private tick: (() => void) | undefined;
-  /**
-   * The bar hides the cursor while it is shown. A process that exits with it still shown (a
-   * second Ctrl-C stops at once) would leave the terminal without a cursor: shown again on exit.
-   */
-  private readonly showCursorOnExit = (): void => {
-    this.stream.write(SHOW_CURSOR);
-  };
+  private shown = false;
 
   constructor(
     private readonly terminal: TerminalOutput,
     private readonly stream: NodeJS.WritableStream = process.stderr,
   ) {}
 
-  start(job: string, c: RunCounters): void {
+  start(job: string, c: RunCounters): RunProgress {
+    if (this.shown) return { stop: () => undefined };
+    this.shown = true;
     const started = Date.now();
     const bars = new cliProgress.MultiBar(
       {
@@ -127,7 +129,6 @@ export class BarProgress implements ProgressDisplay {
     const bar = bars.create(1000, 0, { phase: c.phase, rows: 0, rate: 0, sent: 0, toSend: 0, requests: 0, retries: 0, eta: '-' });
     let phase = c.phase;
     let phaseStarted = started;
-    this.bars = bars;
     this.terminal.showBar(() => bars.update());
     const tick = (): void => {
       const now = Date.now();
@@ -147,26 +148,36 @@ export class BarProgress implements ProgressDisplay {
         retries: c.retries(),
       });
     };
-    this.tick = tick;
-    this.timer = setInterval(tick, 250);
-    this.timer.unref();
-    process.once('exit', this.showCursorOnExit);
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    // The last counts, also for a run shorter than a tick.
-    this.tick?.();
-    this.tick = undefined;
-    this.terminal.hideBar();
-    this.bars?.stop();
-    this.bars = undefined;
-    process.off('exit', this.showCursorOnExit);
+    const timer = setInterval(tick, 250);
+    timer.unref();
+    /**
+     * The bar hides the cursor while it is shown. A process that exits with it still shown (a
+     * second Ctrl-C stops at once) would leave the terminal without a cursor: shown again on exit.
+     */
+    const showCursorOnExit = (): void => {
+      this.stream.write(SHOW_CURSOR);
+    };
+    process.once('exit', showCursorOnExit);
+    let stopped = false;
+    return {
+      stop: () => {
+        if (stopped) return;
+        stopped = true;
+        clearInterval(timer);
+        // The last counts, also for a run shorter than a tick.
+        tick();
+        this.terminal.hideBar();
+        bars.stop();
+        process.off('exit', showCursorOnExit);
+        this.shown = false;
+      },
+    };
   }
 }
 
 /** No display (JSON output, tests). */
 export class NoProgress implements ProgressDisplay {
-  start(): void {}
-  stop(): void {}
+  start(): RunProgress {
+    return { stop: () => undefined };
+  }
 }

@@ -84,7 +84,8 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   const ctx = new RunContext(job, runId, env, options, summary, counters, rejects, logger, stop);
   await env.store.runs.start({ runId, job: job.name, kind: summary.kind, command: options.command, dryRun: options.dryRun, startedAt: started });
   logger.info({ kind: summary.kind, command: options.command, dryRun: options.dryRun, full: options.full }, 'run started');
-  env.progress.start(job.name, counters, runId);
+  // This run's own display: a concurrent run of the scheduler has another.
+  const progress = env.progress.start(job.name, counters, runId);
 
   let fatal: AdsyncError | undefined;
   try {
@@ -100,7 +101,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     fatal = toAdsyncError(error);
     if (fatal.code === 'INTERNAL_ERROR') logger.error({ err: error }, 'run failed with an internal error');
   } finally {
-    env.progress.stop();
+    progress.stop();
     rejects.close();
     if (heartbeat) clearInterval(heartbeat);
   }

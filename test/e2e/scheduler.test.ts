@@ -235,6 +235,39 @@ describe('adsync schedule', () => {
     expect(missing.stderr).toMatch(/^adsync: jobs folder nowhere does not exist/m);
   });
 
+  it('stops the progress log line of each run when it finishes, also with two runs at once', { timeout: 40_000 }, async () => {
+    // Two jobs on the same tick, each run held >= 1.5 s by its source: the runs overlap, and a
+    // progress line per second each. Their display used to be one timer, the second run's
+    // overwriting the first's: the first run's timer was never stopped and logged forever.
+    const url = await serveSlowExport(1500);
+    ws.write('jobs/one.yaml', jobYaml('* * * * * *', url).replace('audience:\n', 'audience:\n  mode: add\n'));
+    ws.write('jobs/two.yaml', jobYaml('* * * * * *', url).replace('audience:\n', 'audience:\n  mode: add\n'));
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}progress_interval_seconds: 1\n`);
+    const { child, done, waitFor } = startScheduler();
+    await waitFor(/"job":"one"[^\n]*"msg":"run finished"/, 'a run of job one');
+    await waitFor(/"job":"two"[^\n]*"msg":"run finished"/, 'a run of job two');
+    // A few intervals more: a leaked timer would log its finished run again meanwhile.
+    await sleep(4000);
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const startedAt = new Map<unknown, number>();
+    const finishedAt = new Map<unknown, number>();
+    lines.forEach((l, i) => {
+      if (l.msg === 'run started') startedAt.set(l.run, i);
+      if (l.msg === 'run finished') finishedAt.set(l.run, i);
+    });
+    // A run of each job was going at the same time as one of the other.
+    const spans = (job: string) => lines.filter((l) => l.job === job && l.msg === 'run finished').map((l) => [startedAt.get(l.run) ?? -1, finishedAt.get(l.run) ?? -1] as const);
+    const overlapping = spans('one').some(([s1, f1]) => spans('two').some(([s2, f2]) => s1 < f2 && s2 < f1));
+    expect(overlapping, r.stderr).toBe(true);
+    const progress = lines.map((l, i) => [l, i] as const).filter(([l]) => l.msg === 'progress');
+    expect(progress.length, r.stderr).toBeGreaterThan(0);
+    const late = progress.filter(([l, i]) => finishedAt.has(l.run) && i > (finishedAt.get(l.run) ?? Infinity)).map(([l]) => `${String(l.job)} ${String(l.run)} ${String(l.phase)}`);
+    expect(late, r.stderr).toEqual([]);
+  });
+
   it('reports an invalid job file and still runs the others', { timeout: 30_000 }, async () => {
     ws.write('jobs/good.yaml', jobYaml('* * * * * *', 'data/ok.csv'));
     ws.write('jobs/data/ok.csv', 'Email\nok@example.com\n');
