@@ -2,7 +2,7 @@
  * Reading a YAML file (job or settings) and turning schema failures into messages that name
  * the file, the field path and what is expected.
  */
-import { readFileSync } from 'node:fs';
+import { lstatSync, readFileSync, readlinkSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
@@ -20,13 +20,24 @@ export function parseYaml(text: string, file: string): unknown {
   return doc.toJS({ maxAliasCount: 100 }) as unknown;
 }
 
+/** Where a symbolic link points (as written in it); undefined for anything else. */
+function linkTarget(path: string): string | undefined {
+  try {
+    return lstatSync(path).isSymbolicLink() ? readlinkSync(path) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function readYamlFile(path: string, display: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new ConfigError(code === 'ENOENT' ? `${display} does not exist` : `${display} cannot be read: ${(error as Error).message}`, { cause: error });
+    const link = code === 'ENOENT' ? linkTarget(path) : undefined;
+    const why = link !== undefined ? `is a symbolic link to ${link}, which does not exist` : code === 'ENOENT' ? 'does not exist' : `cannot be read: ${(error as Error).message}`;
+    throw new ConfigError(`${display} ${why}`, { cause: error });
   }
   return parseYaml(text, display);
 }

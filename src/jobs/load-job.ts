@@ -2,7 +2,8 @@
  * Loading a job file: YAML, the schema, then the checks a schema cannot make (cron syntax,
  * time zone, country codes, identifier types a do-not-reach list accepts, the source
  * format), all reported at once with the file and field named. Paths in a job file are
- * relative to the job file.
+ * relative to the folder of the job file as named: for a symbolic link, the link's folder
+ * (the path is not resolved to the link's target), as README says.
  */
 import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
 import cron from 'node-cron';

@@ -10,7 +10,7 @@
  * - stop() (SIGTERM/SIGINT) starts no new run; runs in progress finish the batch in flight,
  *   commit it, and end as interrupted.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
@@ -35,11 +35,25 @@ interface Scheduled {
   running: Promise<void> | undefined;
 }
 
+/**
+ * The job files of a folder: its `*.yaml`/`*.yml` files, and symbolic links to files (a folder
+ * of links, as /etc/adsync/jobs often is). A link that cannot be followed (dangling, a loop) is
+ * listed too: loading it reports it like any unreadable job file.
+ */
 export function jobFilesIn(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.isFile() && /\.ya?ml$/i.test(e.name))
+    .filter((e) => /\.ya?ml$/i.test(e.name) && (e.isFile() || (e.isSymbolicLink() && !linksToNonFile(join(dir, e.name)))))
     .map((e) => join(dir, e.name))
     .sort();
+}
+
+/** True when the link leads to something that is not a file (a folder); false when it cannot be followed. */
+function linksToNonFile(link: string): boolean {
+  try {
+    return !statSync(link).isFile();
+  } catch {
+    return false;
+  }
 }
 
 export class Scheduler {

@@ -3,9 +3,11 @@
  * `adsync validate` (exit 0 / 1 / 2, the rejects file, no API call, no state), column names
  * matched exactly and then ignoring case, a missing column named with the export's columns,
  * and `adsync run` of several files of which one is broken (the others still run; the worst
- * exit code wins).
+ * exit code wins), and a job file that is a symbolic link (its paths relative to the link's
+ * folder; a dangling one named as such).
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
 
@@ -109,6 +111,23 @@ describe('adsync run of several job files', () => {
       ['b', 'success', 1],
     ]);
     expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email).toHaveLength(2);
+  });
+});
+
+describe('a job file that is a symbolic link', () => {
+  it("is run with its relative paths resolved against the link's folder and its name from the link; a dangling one is exit 2, naming the missing target", async () => {
+    ws.write('library/template.yaml', job('{ email: E-mail }', 'crm.csv'));
+    ws.write('library/crm.csv', 'E-mail\nlib1@example.com\nlib2@example.com\n');
+    ws.write('acme/crm.csv', 'E-mail\nacme@example.com\n');
+    symlinkSync(join(ws.dir, 'library', 'template.yaml'), join(ws.dir, 'acme', 'acme-crm.yaml'));
+    const r = await ws.cli(['run', 'acme/acme-crm.yaml', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(summaries(r).map((s) => [s.job, s.status, s.read])).toEqual([['acme-crm', 'success', 1]]);
+
+    symlinkSync('../library/missing.yaml', join(ws.dir, 'acme', 'gone.yaml'));
+    const gone = await ws.cli(['run', 'acme/gone.yaml']);
+    expect(gone.code).toBe(2);
+    expect(gone.stderr).toMatch(/^adsync: acme\/gone\.yaml is a symbolic link to \.\.\/library\/missing\.yaml, which does not exist/m);
   });
 });
 

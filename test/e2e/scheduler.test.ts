@@ -3,7 +3,7 @@
  * an overlapping tick, never runs one job twice at once even across two processes, stops
  * cleanly on SIGTERM with the state consistent, and skips an invalid job file.
  */
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -266,6 +266,30 @@ describe('adsync schedule', () => {
     expect(progress.length, r.stderr).toBeGreaterThan(0);
     const late = progress.filter(([l, i]) => finishedAt.has(l.run) && i > (finishedAt.get(l.run) ?? Infinity)).map(([l]) => `${String(l.job)} ${String(l.run)} ${String(l.phase)}`);
     expect(late, r.stderr).toEqual([]);
+  });
+
+  it('follows job files that are symbolic links; reports a dangling one like an unreadable job file and runs the others', { timeout: 30_000 }, async () => {
+    // The /etc/adsync/jobs layout: the folder holds links to job files kept elsewhere.
+    ws.write('library/linked.yaml', jobYaml('* * * * * *', 'data/a.csv'));
+    ws.write('jobs/data/a.csv', 'Email\nlinked@example.com\n'); // source.path: relative to the link's folder
+    mkdirSync(join(ws.dir, 'jobs'), { recursive: true });
+    symlinkSync(join(ws.dir, 'library', 'linked.yaml'), join(ws.dir, 'jobs', 'linked.yaml'));
+    symlinkSync(join(ws.dir, 'library', 'gone.yaml'), join(ws.dir, 'jobs', 'gone.yaml'));
+    symlinkSync(join(ws.dir, 'library'), join(ws.dir, 'jobs', 'folder.yml')); // a link to a folder is no job file
+    const r = await runSchedulerFor(3000);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'job scheduled', job: 'linked' }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        msg: 'job file is not valid: skipped (the other jobs still run)',
+        file: join(ws.dir, 'jobs', 'gone.yaml'),
+        error: `jobs/gone.yaml is a symbolic link to ${join(ws.dir, 'library', 'gone.yaml')}, which does not exist`,
+      }),
+    );
+    expect(r.stderr).not.toContain('folder.yml');
+    expect(await history('linked'), r.stderr).toContainEqual(expect.objectContaining({ status: 'success' }));
+    expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email).toHaveLength(1);
   });
 
   it('reports an invalid job file and still runs the others', { timeout: 30_000 }, async () => {
