@@ -148,7 +148,10 @@ export class Scheduler {
         const level = summary.status === 'success' ? 'info' : summary.error?.includes('is already running') ? 'warn' : 'error';
         logger[level]({ summary }, summary.error?.includes('is already running') ? 'run skipped: the job is running elsewhere' : `run ${summary.status}`);
         this.options.onRun?.(summary);
-        logger.info({ job: name, nextRun: entry.task.getNextRun()?.toISOString() }, 'next run');
+        // Only a run that will be made: none once stopped (SIGTERM), none for a job a reload
+        // removed; the job as scheduled now, for one a reload changed.
+        const current = this.scheduled.get(name);
+        if (!this.stopped && current) logger.info({ job: name, nextRun: current.task.getNextRun()?.toISOString() }, 'next run');
       })
       .catch((error: unknown) => logger.error({ job: name, error: String(error) }, 'run crashed'))
       .finally(() => {

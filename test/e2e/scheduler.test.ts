@@ -1,7 +1,9 @@
 /**
  * The scheduler, as a real long-running process: runs on a short cron expression, skips
  * an overlapping tick, never runs one job twice at once even across two processes, stops
- * cleanly on SIGTERM with the state consistent, and skips an invalid job file.
+ * cleanly on SIGTERM with the state consistent (announcing no further run), and skips an
+ * invalid job file; follows job files that are symbolic links; stops the progress lines of
+ * each of two concurrent runs when it ends.
  */
 import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import http from 'node:http';
@@ -154,6 +156,21 @@ describe('adsync schedule', () => {
     expect(inState).toBe(onService);
     expect(inState).toBeGreaterThan(0);
     expect(inState).toBeLessThan(120_000);
+  });
+
+  it('announces no next run once stopped: a run that ends after SIGTERM logs no "next run" line', { timeout: 30_000 }, async () => {
+    ws.write('jobs/slow.yaml', jobYaml('* * * * * *', await serveSlowExport(2000)));
+    const { child, done, waitFor } = startScheduler();
+    await waitFor('"msg":"run started"', 'a run to start');
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+    const afterSignal = r.stderr.slice(r.stderr.indexOf('SIGTERM received'));
+    // The run in progress ended after the signal, and said how...
+    expect(afterSignal, r.stderr).toMatch(/"msg":"run (success|interrupted)"/);
+    // ...but no run is coming: none is announced.
+    expect(afterSignal, r.stderr).not.toContain('"msg":"next run"');
+    expect(afterSignal).toContain('"msg":"scheduler stopped"');
   });
 
   it('on SIGHUP takes up a new job file, drops a removed one and follows a changed one, without stopping', { timeout: 40_000 }, async () => {
