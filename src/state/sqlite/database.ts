@@ -5,7 +5,7 @@
  * forward migrations.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StateError } from '../../errors.js';
 import { MIGRATIONS } from './schema.js';
@@ -39,8 +39,41 @@ function useWal(db: Db): void {
   }
 }
 
+/**
+ * SQLite opens a file it cannot write read-only without a word, and the first write (the job's
+ * lock) would fail far from here: refused at once instead.
+ */
+function requireWritable(path: string): void {
+  for (const [target, what] of [
+    [path, 'file'],
+    [dirname(path), 'folder (SQLite writes its -wal and -shm files next to the database)'],
+  ] as const) {
+    if (target === path && !existsSync(path)) continue;
+    try {
+      accessSync(target, constants.W_OK);
+    } catch (error) {
+      throw new StateError(`cannot open the state database ${path}: its ${what} is not writable by this user`, {
+        cause: error,
+        hint: 'give the user running adsync write access to the file and its folder, or point ADSYNC_STATE (or `state:` in config/adsync.yaml) at a writable path',
+      });
+    }
+  }
+}
+
+/** What to do about a database that cannot be opened, by SQLite's error code. */
+function openFailureHint(code: unknown): string {
+  if (code === 'SQLITE_BUSY') return `another process kept it locked for more than ${BUSY_TIMEOUT_MS / 1000} s: see which adsync is running (adsync runs), then try again`;
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+    return 'the file is not an adsync state database, or it is damaged: move it aside (keep it to look at) and run again; audience members are then sent again in full and a catalog state is rebuilt from the service (README: Troubleshooting)';
+  }
+  return 'check the path (ADSYNC_STATE or `state:` in config/adsync.yaml) and its permissions';
+}
+
 export function openDatabase(path: string): Db {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true });
+    requireWritable(path);
+  }
   let db: Db | undefined;
   try {
     db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
@@ -55,13 +88,7 @@ export function openDatabase(path: string): Db {
     db.pragma('temp.cache_size = -4000');
   } catch (error) {
     db?.close();
-    const busy = (error as { code?: unknown }).code === 'SQLITE_BUSY';
-    throw new StateError(`cannot open the state database ${path}: ${(error as Error).message}`, {
-      cause: error,
-      hint: busy
-        ? `another process kept it locked for more than ${BUSY_TIMEOUT_MS / 1000} s: see which adsync is running (adsync runs), then try again`
-        : 'check the path (ADSYNC_STATE or `state:` in config/adsync.yaml) and its permissions',
-    });
+    throw new StateError(`cannot open the state database ${path}: ${(error as Error).message}`, { cause: error, hint: openFailureHint((error as { code?: unknown }).code) });
   }
   migrate(db, path);
   return db;

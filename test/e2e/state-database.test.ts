@@ -1,0 +1,77 @@
+/**
+ * A state database adsync cannot use says why and what to do, with exit 1 and no stack trace:
+ * a file that is not a database (or is damaged), and, run as an unprivileged user, a file or
+ * folder that user cannot write (SQLite would open the file read-only without a word, and the
+ * first write, the job's lock, failed as "an internal error").
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BIN } from '../helpers/cli.js';
+import { createWorkspace, type Workspace } from '../helpers/e2e.js';
+import { expectNoStackTrace } from '../reliability/support.js';
+
+let ws: Workspace;
+beforeEach(async () => {
+  ws = await createWorkspace();
+});
+afterEach(async () => {
+  await ws.close();
+});
+
+const JOB = 'name: crm\naccount_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n';
+
+describe('a state database adsync cannot use', () => {
+  it('not a database: exit 1, the file named, and what to do', async () => {
+    ws.write('crm.csv', 'Email\na@example.com\n');
+    ws.write('crm.yaml', JOB);
+    mkdirSync(dirname(ws.statePath), { recursive: true });
+    writeFileSync(ws.statePath, 'this is not a database, it only has the name of one\n');
+    const r = await ws.cli(['run', 'crm.yaml']);
+    expect(r.code).toBe(1);
+    expectNoStackTrace(r);
+    expect(r.stderr).toContain(`cannot open the state database ${ws.statePath}: file is not a database`);
+    expect(r.stderr).toContain('hint: the file is not an adsync state database, or it is damaged: move it aside (keep it to look at) and run again');
+  });
+
+  const asNobody = process.getuid?.() === 0 && existsSync('/usr/bin/setpriv');
+  it.runIf(asNobody)('not writable by the user running adsync (a file, then a folder): exit 1, the file named, and what to do', () => {
+    // A folder every user can read, holding a job and its export.
+    const dir = mkdtempSync(join(tmpdir(), 'adsync-ro-'));
+    chmodSync(dir, 0o755);
+    writeFileSync(join(dir, 'crm.csv'), 'Email\na@example.com\n');
+    writeFileSync(join(dir, 'crm.yaml'), JOB);
+    writeFileSync(join(dir, 'adsync.yaml'), 'rejects_dir: rejects\n');
+    const run = (state: string) =>
+      spawnSync('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BIN, 'run', join(dir, 'crm.yaml')], {
+        encoding: 'utf8',
+        env: { ...ws.env, HOME: dir, XDG_CONFIG_HOME: join(dir, '.config'), ADSYNC_STATE: state, ADSYNC_CONFIG: join(dir, 'adsync.yaml') },
+        cwd: dir,
+      });
+    const hint = 'hint: give the user running adsync write access to the file and its folder, or point ADSYNC_STATE';
+
+    // A state file made by another user (root), mode 0644, in a folder the user may write.
+    const shared = join(dir, 'shared');
+    mkdirSync(shared, { mode: 0o777 });
+    chmodSync(shared, 0o777);
+    writeFileSync(join(shared, 'state.sqlite'), '');
+    chmodSync(join(shared, 'state.sqlite'), 0o644);
+    const file = run(join(shared, 'state.sqlite'));
+    expect(file.status, file.stderr).toBe(1);
+    expect(file.stderr).toContain(`adsync: cannot open the state database ${join(shared, 'state.sqlite')}: its file is not writable by this user`);
+    expect(file.stderr).toContain(hint);
+    expect(file.stderr).not.toContain('internal error');
+
+    // A folder the user cannot write: SQLite could not make its -wal file there.
+    const locked = join(dir, 'locked');
+    mkdirSync(locked, { mode: 0o755 });
+    writeFileSync(join(locked, 'state.sqlite'), '');
+    chmodSync(join(locked, 'state.sqlite'), 0o666);
+    const folder = run(join(locked, 'state.sqlite'));
+    expect(folder.status, folder.stderr).toBe(1);
+    expect(folder.stderr).toContain(`its folder (SQLite writes its -wal and -shm files next to the database) is not writable by this user`);
+    expect(folder.stderr).not.toContain('internal error');
+  });
+});
