@@ -4,7 +4,8 @@
  */
 import type { LevelWithSilent, Logger } from 'pino';
 import { loadSettings, type Settings } from '../config/settings.js';
-import { createLogger } from '../logging/logger.js';
+import { ConfigError } from '../errors.js';
+import { createLogger, LOG_LEVELS } from '../logging/logger.js';
 import { TerminalOutput } from '../logging/terminal-output.js';
 
 export interface CliIo {
@@ -44,9 +45,23 @@ export class CliContext {
     return this.settingsCache;
   }
 
+  /**
+   * The log level: `--log-level`, else ADSYNC_LOG_LEVEL, else info. An empty ADSYNC_LOG_LEVEL
+   * (`ADSYNC_LOG_LEVEL=` in a systemd EnvironmentFile) counts as unset; any other value that
+   * is not a level is a ConfigError (exit 2).
+   */
+  logLevel(): LevelWithSilent {
+    const flag = this.globals().logLevel;
+    if (flag !== undefined) return flag;
+    const value = this.env.ADSYNC_LOG_LEVEL;
+    if (value === undefined || value === '') return 'info';
+    if ((LOG_LEVELS as readonly string[]).includes(value)) return value as LevelWithSilent;
+    throw new ConfigError(`ADSYNC_LOG_LEVEL is "${value}": expected one of ${LOG_LEVELS.join(', ')} (or empty for the default, info)`);
+  }
+
   get logger(): Logger {
     this.loggerCache ??= createLogger({
-      level: this.globals().logLevel ?? (this.env.ADSYNC_LOG_LEVEL as LevelWithSilent | undefined) ?? 'info',
+      level: this.logLevel(),
       pretty: this.io.isTty,
       // https://no-color.org: set to anything but the empty string, no colors.
       color: (this.env.NO_COLOR ?? '') === '',

@@ -7,6 +7,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { createInterface } from 'node:readline/promises';
 import { closeIdleConnections } from '../api/http.js';
 import { ExitCode } from '../errors.js';
+import { LOG_LEVELS } from '../logging/logger.js';
 import { registerAuth } from './commands/auth.js';
 import { registerCommands } from './commands/index.js';
 import { CliContext, type CliIo, type GlobalOptions } from './context.js';
@@ -35,10 +36,15 @@ export function buildProgram(ctx: CliContext): Command {
   const program = new Command('adsync')
     .description('Keeps X Ads product catalogs and audiences in step with your own data.')
     .addOption(new Option('--config <file>', 'settings file (default: config/adsync.yaml when present, or ADSYNC_CONFIG)'))
-    .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
+    .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS))
     .showHelpAfterError('(run `adsync --help` for usage)')
     .exitOverride()
-    .configureOutput({ writeOut: (t) => ctx.io.stdout(t), writeErr: (t) => ctx.io.stderr(t) });
+    .configureOutput({ writeOut: (t) => ctx.io.stdout(t), writeErr: (t) => ctx.io.stderr(t) })
+    // Before any command: a bad ADSYNC_LOG_LEVEL is a usage error of every command, not only
+    // of those that happen to log.
+    .hook('preAction', () => {
+      ctx.logLevel();
+    });
   registerCommands(program, ctx);
   registerAuth(program, ctx);
   for (const sub of program.commands) {
@@ -74,7 +80,11 @@ export async function main(argv: string[], io: CliIo = processIo(), env: NodeJS.
       return ExitCode.usage;
     }
     const { text, exitCode } = describeFailure(error);
-    ctx.logger.debug({ err: error }, 'command failed');
+    try {
+      ctx.logger.debug({ err: error }, 'command failed');
+    } catch {
+      // No logger: the failure is the log level itself (ADSYNC_LOG_LEVEL), reported below.
+    }
     io.stderr(text);
     return Math.max(exitCode, ctx.exitCode);
   } finally {

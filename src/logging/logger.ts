@@ -32,6 +32,9 @@ export const REDACT_PATHS = [
   '*.credentials',
 ];
 
+/** The levels of `--log-level` and `ADSYNC_LOG_LEVEL`, most severe first. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const satisfies readonly LevelWithSilent[];
+
 export interface LoggerOptions {
   level?: LevelWithSilent;
   /** Pretty output; defaults to whether stderr is a terminal. */

@@ -374,6 +374,31 @@ describe('usage errors exit 2 with a short message and no stack trace', () => {
     expect(existsSync(ws.statePath)).toBe(false);
   });
 
+  it('ADSYNC_LOG_LEVEL that is not a level: exit 2 naming the variable and the levels, for every command; empty is unset (info)', async () => {
+    const LEVELS = 'fatal, error, warn, info, debug, trace, silent';
+    for (const value of ['verbose', 'INFO', ' ']) {
+      for (const args of [['run', 'crm.yaml'], ['validate', 'crm.yaml'], ['runs'], ['unlock', 'crm']]) {
+        const r = await ws.cli(args, { ADSYNC_LOG_LEVEL: value });
+        expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).toBe(`adsync: ADSYNC_LOG_LEVEL is "${value}": expected one of ${LEVELS} (or empty for the default, info)\n`);
+        expect(r.stdout).toBe('');
+      }
+    }
+    expect(requests()).toBe(0);
+    expect(existsSync(ws.statePath)).toBe(false);
+    // --log-level wins over the variable, as README says.
+    const flag = await ws.cli(['--log-level', 'warn', 'run', 'crm.yaml', '--json'], { ADSYNC_LOG_LEVEL: 'verbose' });
+    expect(flag.code, flag.stderr).toBe(0);
+    // Empty (`ADSYNC_LOG_LEVEL=` in a systemd EnvironmentFile) is the default, info.
+    const empty = await ws.cli(['run', 'crm.yaml', '--json', '--full'], { ADSYNC_LOG_LEVEL: '' });
+    expect(empty.code, empty.stderr).toBe(0);
+    expect(firstSummary(empty)).toMatchObject({ status: 'success' });
+    const levels = empty.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => (JSON.parse(l) as { level: number }).level);
+    expect(levels).toContain(30);
+    expect(levels.every((l) => l >= 30)).toBe(true);
+    expectNoStack(empty);
+  });
+
   it('--max-delete-ratio out of 0..1 or not a number', async () => {
     for (const value of ['2', 'abc', '-0.5', '1.01', '']) {
       expectUsage(
