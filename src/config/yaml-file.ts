@@ -3,21 +3,45 @@
  * the file, the field path and what is expected.
  */
 import { lstatSync, readFileSync, readlinkSync } from 'node:fs';
-import { LineCounter, parseDocument } from 'yaml';
+import { isAlias, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 
-/** Parses YAML text; a syntax error names the file, line and column. */
+/** Where the first alias to an anchor not set before it is (an offset), if there is one. */
+function firstUnresolvedAlias(doc: Document): number | undefined {
+  let offset: number | undefined;
+  visit(doc, {
+    Alias: (_key, node) => {
+      if (offset === undefined && isAlias(node) && node.resolve(doc) === undefined) offset = node.range?.[0];
+      return offset === undefined ? undefined : visit.BREAK;
+    },
+  });
+  return offset;
+}
+
+function notValidYaml(file: string, message: string, offset: number | undefined, lineCounter: LineCounter, cause?: unknown): ConfigError {
+  const pos = offset === undefined ? undefined : lineCounter.linePos(offset);
+  const where = pos === undefined ? '' : ` line ${pos.line}, column ${pos.col}`;
+  return new ConfigError(`${file}${where}: not valid YAML: ${message.split('\n')[0] ?? ''}`, cause === undefined ? {} : { cause });
+}
+
+/**
+ * Parses YAML text; a syntax error names the file, line and column. So do the errors the
+ * library only finds when it builds the value: an alias to an anchor that is not set before
+ * it (with its line), and too many aliases (an alias bomb; the library gives no position).
+ */
 export function parseYaml(text: string, file: string): unknown {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, lineCounter });
   const first = doc.errors[0];
-  if (first) {
-    const pos = lineCounter.linePos(first.pos[0]);
-    const where = ` line ${pos.line}, column ${pos.col}`;
-    throw new ConfigError(`${file}${where}: not valid YAML: ${first.message.split('\n')[0] ?? ''}`);
+  if (first) throw notValidYaml(file, first.message, first.pos[0], lineCounter);
+  try {
+    return doc.toJS({ maxAliasCount: 100 }) as unknown;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const offset = message.startsWith('Unresolved alias') ? firstUnresolvedAlias(doc) : undefined;
+    throw notValidYaml(file, message, offset, lineCounter, error);
   }
-  return doc.toJS({ maxAliasCount: 100 }) as unknown;
 }
 
 /** Where a symbolic link points (as written in it); undefined for anything else. */

@@ -399,6 +399,24 @@ describe('usage errors exit 2 with a short message and no stack trace', () => {
     expectNoStack(empty);
   });
 
+  it('a settings file with an alias to an anchor that is not set, or an alias bomb: exit 2 like any YAML error', async () => {
+    ws.write('alias.yaml', 'retry: { retries: 2 }\nconcurrency: *c\n');
+    const alias = await ws.cli(['--config', 'alias.yaml', 'run', 'crm.yaml']);
+    expect(alias.code, alias.stderr).toBe(2);
+    expect(alias.stderr).toBe('adsync: alias.yaml line 2, column 14: not valid YAML: Unresolved alias (the anchor must be set before the alias): c\n');
+    const bomb = ['a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]', ...Array.from({ length: 8 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array(10).fill(`*a${i}`).join(', ')}]`)].join('\n');
+    ws.write('bomb.yaml', `${bomb}\n`);
+    const bombed = await ws.cli(['run', 'crm.yaml'], { ADSYNC_CONFIG: join(ws.dir, 'bomb.yaml') });
+    expect(bombed.code, bombed.stderr).toBe(2);
+    expect(bombed.stderr).toBe(`adsync: ${join(ws.dir, 'bomb.yaml')}: not valid YAML: Excessive alias count indicates a resource exhaustion attack\n`);
+    for (const r of [alias, bombed]) {
+      expectNoStack(r);
+      expect(r.stdout).toBe('');
+    }
+    expect(requests()).toBe(0);
+    expect(existsSync(ws.statePath)).toBe(false);
+  });
+
   it('--max-delete-ratio out of 0..1 or not a number', async () => {
     for (const value of ['2', 'abc', '-0.5', '1.01', '']) {
       expectUsage(

@@ -94,7 +94,28 @@ describe('adsync validate', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^adsync: broken\.yaml line 2, column 1: not valid YAML: /m);
   });
+
+  it('exit 2 for an alias to an anchor that is not set (with its line) and for an alias bomb, like any YAML error', async () => {
+    ws.write('crm.csv', 'E-mail\na@example.com\n');
+    ws.write('alias.yaml', `schedule: *every15\n${job('{ email: E-mail }')}`);
+    const alias = await ws.cli(['validate', 'alias.yaml']);
+    expect(alias.code, alias.stderr).toBe(2);
+    expect(alias.stderr).toBe('adsync: alias.yaml line 1, column 11: not valid YAML: Unresolved alias (the anchor must be set before the alias): every15\n');
+    ws.write('bomb.yaml', ALIAS_BOMB);
+    const bomb = await ws.cli(['validate', 'bomb.yaml']);
+    expect(bomb.code, bomb.stderr).toBe(2);
+    expect(bomb.stderr).toBe('adsync: bomb.yaml: not valid YAML: Excessive alias count indicates a resource exhaustion attack\n');
+    for (const r of [alias, bomb]) {
+      expect(r.stderr).not.toMatch(/^\s+at /m);
+      expect(r.stderr).not.toContain('internal error');
+      expect(r.stdout).toBe('');
+    }
+    expect(requests()).toBe(0);
+  });
 });
+
+/** An alias bomb: nine levels of ten aliases to the level below (10^9 values if expanded). */
+const ALIAS_BOMB = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array(10).fill(`*a${i}`).join(', ')}]`)].join('\n') + '\n';
 
 describe('adsync run of several job files', () => {
   it('reports the broken one (exit 2), still runs the others, and exits with the worst code', async () => {
@@ -106,6 +127,26 @@ describe('adsync run of several job files', () => {
     const r = await ws.cli(['run', 'a.yaml', 'broken.yaml', 'b.yaml', '--json']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^adsync: broken\.yaml is not valid:\n/m);
+    expect(summaries(r).map((s) => [s.job, s.status, s.added])).toEqual([
+      ['a', 'success', 1],
+      ['b', 'success', 1],
+    ]);
+    expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email).toHaveLength(2);
+  });
+
+  it('a job file with an unresolved alias or an alias bomb is reported (exit 2) and the others still run', async () => {
+    ws.write('a.csv', 'E-mail\na@example.com\n');
+    ws.write('b.csv', 'E-mail\nb@example.com\n');
+    ws.write('a.yaml', job('{ email: E-mail }', 'a.csv').replace('audience:\n', 'audience:\n  mode: add\n'));
+    ws.write('alias.yaml', `schedule: *every15\n${job('{ email: E-mail }', 'b.csv')}`);
+    ws.write('bomb.yaml', ALIAS_BOMB);
+    ws.write('b.yaml', job('{ email: E-mail }', 'b.csv').replace('audience:\n', 'audience:\n  mode: add\n'));
+    const r = await ws.cli(['run', 'a.yaml', 'alias.yaml', 'bomb.yaml', 'b.yaml', '--json']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('adsync: alias.yaml line 1, column 11: not valid YAML: Unresolved alias (the anchor must be set before the alias): every15\n');
+    expect(r.stderr).toContain('adsync: bomb.yaml: not valid YAML: Excessive alias count indicates a resource exhaustion attack\n');
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+    expect(r.stderr).not.toContain('internal error');
     expect(summaries(r).map((s) => [s.job, s.status, s.added])).toEqual([
       ['a', 'success', 1],
       ['b', 'success', 1],
