@@ -204,4 +204,29 @@ describe('adsync runs', () => {
     expect((await ws.cli(['runs', '--job', 'crm'])).stdout.trimEnd().split('\n').slice(1).map((l) => cells(l)[1])).toEqual(['crm']);
     expect((await ws.cli(['runs', '--limit', '1'])).stdout.trimEnd().split('\n').slice(1).map((l) => cells(l)[1])).toEqual(['shop']);
   });
+
+  it('--limit takes a whole number of runs, 1 or more: anything else is a usage error (exit 2)', async () => {
+    const usage = (value: string): string =>
+      `error: option '--limit <n>' argument '${value}' is invalid. expected a whole number of runs, 1 or more, got "${value}"\n(run \`adsync --help\` for usage)\n`;
+    ws.write('crm.csv', 'E-mail\na@example.com\n');
+    ws.write('crm.yaml', job('{ email: E-mail }'));
+    expect((await ws.cli(['run', 'crm.yaml', '--json'])).code).toBe(0);
+    const bad: [string, string[]][] = [
+      ['abc', ['--limit', 'abc']],
+      ['-1', ['--limit', '-1']],
+      ['0', ['--limit', '0', '--json']],
+      ['1.5', ['--limit=1.5']],
+      ['', ['--limit=']],
+      ['1e3', ['--limit=1e3']],
+    ];
+    for (const [value, args] of bad) {
+      const r = await ws.cli(['runs', ...args]);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toBe(usage(value));
+      expect(r.stdout).toBe('');
+    }
+    const one = await ws.cli(['runs', '--limit', '1', '--json']);
+    expect(one.code, one.stderr).toBe(0);
+    expect(summaries(one)).toHaveLength(1);
+  });
 });

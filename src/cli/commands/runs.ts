@@ -1,5 +1,5 @@
 /** `adsync runs`: run history from the state database. `adsync unlock`: remove a stale lock. */
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { RunRecord } from '../../state/store.js';
 import type { CliContext } from '../context.js';
 import { openStore } from '../job-session.js';
@@ -35,12 +35,19 @@ function formatRuns(runs: RunRecord[]): string {
   return `${[line(header), ...rows.map(line)].join('\n')}\n`;
 }
 
+/** `--limit`: a whole number of runs, at least 1 (0, negatives, fractions and text are refused). */
+export function parseLimit(value: string): number {
+  const n = /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`expected a whole number of runs, 1 or more, got "${value}"`);
+  return n;
+}
+
 export function registerRuns(program: Command, ctx: CliContext): void {
   program
     .command('runs')
     .description('show the run history: start, end, status, counts, rejects file')
     .option('--job <name>', 'only this job')
-    .addOption(new Option('--limit <n>', 'how many runs').default(20).argParser((v) => Number.parseInt(v, 10)))
+    .addOption(new Option('--limit <n>', 'how many runs').default(20).argParser(parseLimit))
     .option('--json', 'one JSON object per run')
     .action(async (flags: { job?: string; limit: number; json?: boolean }) => {
       const store = openStore(ctx);
