@@ -116,6 +116,15 @@ export function retryFrom(file: z.infer<typeof retrySchema> | undefined, base: R
   };
 }
 
+/**
+ * The problem of a retry policy whose shortest wait is longer than its longest, if it has one.
+ * `origin` says where a value not set in the file being checked came from (", the default").
+ */
+export function retryDelayProblem(retry: RetrySettings, origin: (key: 'min_delay_ms' | 'max_delay_ms') => string): string | undefined {
+  if (retry.minDelayMs <= retry.maxDelayMs) return undefined;
+  return `retry.min_delay_ms (${retry.minDelayMs}${origin('min_delay_ms')}) must not be greater than retry.max_delay_ms (${retry.maxDelayMs}${origin('max_delay_ms')})`;
+}
+
 function rateLimitsFrom(file: SettingsFile['rate_limits']): RateLimitSettings {
   const merged: Partial<Record<EndpointFamily, { requests: number; window_seconds: number } | null>> = { ...DEFAULTS.rate_limits, ...file };
   const out: RateLimitSettings = {};
@@ -166,6 +175,20 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
     maxDelayMs: DEFAULTS.retry.max_delay_ms,
     budgetMs: DEFAULTS.retry.budget_ms,
   };
+  // Constraints between keys, on the values in effect (a key the file does not set has its default).
+  const problems: string[] = [];
+  const ttlSeconds = file.lock?.ttl_seconds ?? DEFAULTS.lock.ttl_seconds;
+  const heartbeatSeconds = file.lock?.heartbeat_seconds ?? DEFAULTS.lock.heartbeat_seconds;
+  if (ttlSeconds <= heartbeatSeconds) {
+    const origin = (key: 'ttl_seconds' | 'heartbeat_seconds'): string => (file.lock?.[key] === undefined ? ', the default' : '');
+    problems.push(
+      `lock.ttl_seconds (${ttlSeconds}${origin('ttl_seconds')}) must be greater than lock.heartbeat_seconds (${heartbeatSeconds}${origin('heartbeat_seconds')}): a running job's lock would expire between two heartbeats and another run could take it`,
+    );
+  }
+  const retry = retryFrom(file.retry, base);
+  const retryProblem = retryDelayProblem(retry, (key) => (file.retry?.[key] === undefined ? ', the default' : ''));
+  if (retryProblem !== undefined) problems.push(retryProblem);
+  if (problems.length > 0) throw new ConfigError(`${candidate} is not valid:\n  ${problems.join('\n  ')}`);
   return {
     file: used,
     adsUrl: env.ADSYNC_ADS_URL || file.ads_url || DEFAULT_ADS_URL,
@@ -177,7 +200,7 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
     readThreads: file.read_threads ?? DEFAULTS.read_threads,
     commitThreadMin: file.commit_thread_min === undefined ? DEFAULTS.commit_thread_min : file.commit_thread_min,
     requestTimeoutMs: file.request_timeout_ms ?? DEFAULTS.request_timeout_ms,
-    retry: retryFrom(file.retry, base),
+    retry,
     rateLimits: rateLimitsFrom(file.rate_limits),
     timezone: file.timezone ?? DEFAULTS.timezone,
     maxRejectRatio: file.max_reject_ratio ?? DEFAULTS.max_reject_ratio,

@@ -7,7 +7,7 @@
  */
 import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
 import cron from 'node-cron';
-import { isValidTimezone, retryFrom, type Settings } from '../config/settings.js';
+import { isValidTimezone, retryDelayProblem, retryFrom, type Settings } from '../config/settings.js';
 import { parseWithSchema, readYamlFile } from '../config/yaml-file.js';
 import { ConfigError } from '../errors.js';
 import { normalizeCountry } from '../hash/country.js';
@@ -83,6 +83,10 @@ function resolveJob(f: JobFile, file: string, display: string, settings: Setting
     requestTimeoutMs: f.request_timeout_ms ?? settings.requestTimeoutMs,
     retry: retryFrom(f.retry, settings.retry),
   };
+
+  // The job's retry keys over the settings': the delays in effect must still make sense.
+  const retryProblem = retryDelayProblem(base.retry, (key) => (f.retry?.[key] !== undefined ? '' : settings.file === undefined ? ', the default' : ', from the settings'));
+  if (retryProblem !== undefined) problems.push(retryProblem);
 
   let job: Job | undefined;
   if (f.audience) {

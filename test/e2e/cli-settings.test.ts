@@ -114,6 +114,64 @@ describe('where the settings come from', () => {
   });
 });
 
+describe('settings and job keys that must agree with each other', () => {
+  const LOCK_REASON = "a running job's lock would expire between two heartbeats and another run could take it";
+
+  beforeEach(() => {
+    ws.write('crm.csv', CRM);
+    ws.write('crm.yaml', audienceJob());
+  });
+
+  it('lock.ttl_seconds must be greater than lock.heartbeat_seconds (exit 2, naming both), also against a default', async () => {
+    const cases: [string, string][] = [
+      ['lock: { ttl_seconds: 20, heartbeat_seconds: 20 }', 'lock.ttl_seconds (20) must be greater than lock.heartbeat_seconds (20)'],
+      ['lock: { ttl_seconds: 10, heartbeat_seconds: 30 }', 'lock.ttl_seconds (10) must be greater than lock.heartbeat_seconds (30)'],
+      ['lock: { heartbeat_seconds: 120 }', 'lock.ttl_seconds (120, the default) must be greater than lock.heartbeat_seconds (120)'],
+      ['lock: { ttl_seconds: 5 }', 'lock.ttl_seconds (5) must be greater than lock.heartbeat_seconds (20, the default)'],
+    ];
+    for (const [i, [lock, problem]] of cases.entries()) {
+      ws.write('locks.yaml', `${workspaceSettings()}${lock}\n`);
+      for (const args of i === 0 ? [['run', 'crm.yaml'], ['runs']] : [['run', 'crm.yaml']]) {
+        const r = await ws.cli(['--config', 'locks.yaml', ...args]);
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toBe(`adsync: locks.yaml is not valid:\n  ${problem}: ${LOCK_REASON}\n`);
+        expect(r.stdout).toBe('');
+        expectNoStack(r);
+      }
+    }
+    expect(requests()).toBe(0);
+    expect(existsSync(ws.statePath)).toBe(false);
+    ws.write('locks.yaml', `${workspaceSettings()}lock: { ttl_seconds: 2, heartbeat_seconds: 1 }\n`);
+    const ok = await ws.cli(['--config', 'locks.yaml', 'run', 'crm.yaml', '--json']);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(firstSummary(ok)).toMatchObject({ status: 'success', added: 2 });
+  });
+
+  it('retry.min_delay_ms must not be greater than retry.max_delay_ms, in the settings and in a job (with the settings under it)', async () => {
+    ws.write('slow.yaml', 'retry: { min_delay_ms: 40000 }\n');
+    const settings = await ws.cli(['--config', 'slow.yaml', 'run', 'crm.yaml']);
+    expect(settings.code, settings.stderr).toBe(2);
+    expect(settings.stderr).toBe('adsync: slow.yaml is not valid:\n  retry.min_delay_ms (40000) must not be greater than retry.max_delay_ms (30000, the default)\n');
+    expectNoStack(settings);
+
+    // The workspace's settings: retry 20 ms to 200 ms.
+    ws.write('both.yaml', audienceJob('retry: { min_delay_ms: 100000, max_delay_ms: 1 }\n'));
+    ws.write('min.yaml', audienceJob('retry: { min_delay_ms: 1000 }\n'));
+    ws.write('max.yaml', audienceJob('retry: { max_delay_ms: 10 }\n'));
+    const r = await ws.cli(['run', 'both.yaml', 'min.yaml', 'max.yaml', 'crm.yaml', '--json']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('adsync: both.yaml is not valid:\n  retry.min_delay_ms (100000) must not be greater than retry.max_delay_ms (1)\n');
+    expect(r.stderr).toContain('adsync: min.yaml is not valid:\n  retry.min_delay_ms (1000) must not be greater than retry.max_delay_ms (200, from the settings)\n');
+    expect(r.stderr).toContain('adsync: max.yaml is not valid:\n  retry.min_delay_ms (20, from the settings) must not be greater than retry.max_delay_ms (10)\n');
+    expectNoStack(r);
+    // The valid job still ran; equal delays are fine.
+    expect(summaries(r).map((s) => [s.job, s.status])).toEqual([['crm', 'success']]);
+    ws.write('equal.yaml', audienceJob('retry: { min_delay_ms: 300, max_delay_ms: 300 }\n'));
+    const equal = await ws.cli(['validate', 'equal.yaml']);
+    expect(equal.code, equal.stderr).toBe(0);
+  });
+});
+
 describe('where the credentials file is found', () => {
   const ACME_JOB = audienceJob('credentials: acme\n');
 
