@@ -160,7 +160,7 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
   let file: SettingsFile = {};
   let used: string | undefined;
   if (explicit !== undefined || existsSync(path)) {
-    const data = readYamlFile(path, candidate) ?? {};
+    const data = readYamlFile(path, candidate, 'settings file') ?? {};
     file = parseWithSchema(settingsFileSchema, data, candidate, (p) =>
       p.length === 0 ? Object.keys(settingsFileSchema.shape) : undefined,
     );

@@ -53,15 +53,26 @@ function linkTarget(path: string): string | undefined {
   }
 }
 
-export function readYamlFile(path: string, display: string): unknown {
+/**
+ * Reads and parses a YAML file. `what` names the file's kind for a path that is a folder
+ * ("jobs is a directory, not a job file"); `directoryHint` may say what to do instead.
+ */
+export function readYamlFile(path: string, display: string, what: string, directoryHint?: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const link = code === 'ENOENT' ? linkTarget(path) : undefined;
-    const why = link !== undefined ? `is a symbolic link to ${link}, which does not exist` : code === 'ENOENT' ? 'does not exist' : `cannot be read: ${(error as Error).message}`;
-    throw new ConfigError(`${display} ${why}`, { cause: error });
+    const message =
+      link !== undefined
+        ? `${display} is a symbolic link to ${link}, which does not exist`
+        : code === 'ENOENT'
+          ? `${display} does not exist`
+          : code === 'EISDIR'
+            ? `${display} is a directory, not a ${what}${directoryHint === undefined ? '' : ` (${directoryHint})`}`
+            : `${display} cannot be read: ${(error as Error).message}`;
+    throw new ConfigError(message, { cause: error });
   }
   return parseYaml(text, display);
 }

@@ -40,7 +40,7 @@ export function loadJob(path: string, settings: Settings, options: LoadJobOption
   const cwd = options.cwd ?? process.cwd();
   const file = resolve(cwd, path);
   const display = displayPath(file, cwd);
-  const data: unknown = readYamlFile(file, display);
+  const data: unknown = readYamlFile(file, display, 'job file', 'adsync schedule --jobs <dir> runs every job file of a folder');
   const parsed = parseWithSchema(jobFileSchema, data, display, knownJobKeys);
   return resolveJob(parsed, file, display, settings, cwd, options);
 }

@@ -134,6 +134,27 @@ describe('adsync run of several job files', () => {
     expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email).toHaveLength(2);
   });
 
+  it('a directory given as a job file is named as such (exit 2, no EISDIR), and the other job files still run', async () => {
+    const DIR = 'adsync: jobs is a directory, not a job file (adsync schedule --jobs <dir> runs every job file of a folder)\n';
+    ws.write('a.csv', 'E-mail\na@example.com\n');
+    ws.write('jobs/a.yaml', job('{ email: E-mail }', '../a.csv').replace('audience:\n', 'audience:\n  mode: add\n'));
+    const validate = await ws.cli(['validate', 'jobs']);
+    expect(validate.code, validate.stderr).toBe(2);
+    expect(validate.stderr).toBe(DIR);
+    const run = await ws.cli(['run', 'jobs/', 'jobs/a.yaml', '--json']);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toBe(DIR);
+    expect(summaries(run).map((s) => [s.job, s.status, s.added])).toEqual([['a', 'success', 1]]);
+    // The settings file too.
+    const settings = await ws.cli(['--config', 'jobs', 'runs']);
+    expect(settings.code, settings.stderr).toBe(2);
+    expect(settings.stderr).toBe('adsync: jobs is a directory, not a settings file\n');
+    for (const r of [validate, run, settings]) {
+      expect(r.stderr).not.toContain('EISDIR');
+      expect(r.stderr).not.toMatch(/^\s+at /m);
+    }
+  });
+
   it('a job file with an unresolved alias or an alias bomb is reported (exit 2) and the others still run', async () => {
     ws.write('a.csv', 'E-mail\na@example.com\n');
     ws.write('b.csv', 'E-mail\nb@example.com\n');
