@@ -86,64 +86,82 @@ function describeInput(input: unknown): string {
   return 'a mapping';
 }
 
-function levenshtein(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+/**
+ * Edits from `a` to `b`: insertions, deletions, substitutions and swaps of two neighbouring
+ * characters (optimal string alignment), so "emial" is one edit from "email".
+ */
+function editDistance(a: string, b: string): number {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const at = (i: number, j: number): number => rows[i]?.[j] ?? 0;
   for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0] ?? 0;
-    prev[0] = i;
+    const row = rows[i] ?? [];
     for (let j = 1; j <= b.length; j++) {
-      const tmp = prev[j] ?? 0;
-      prev[j] = Math.min((prev[j] ?? 0) + 1, (prev[j - 1] ?? 0) + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = tmp;
+      let d = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, at(i - 2, j - 2) + 1);
+      row[j] = d;
     }
   }
-  return prev[b.length] ?? 0;
+  return at(a.length, b.length);
 }
 
 /** The known keys of the object schema at `path`, to suggest a fix for a misspelt key. */
 export type KnownKeys = (path: readonly PropertyKey[]) => readonly string[] | undefined;
 
-export function formatIssue(issue: z.core.$ZodIssue, knownKeys?: KnownKeys): string {
+/**
+ * The known key an unknown one is probably a misspelling of: the closest (ignoring case), when
+ * it is at most a third of the unknown key's length of edits away ("pth" -> "path",
+ * "identifers" -> "identifiers"; "bar" is not "name").
+ */
+export function closestKey(key: string, known: readonly string[]): string | undefined {
+  const limit = Math.floor(key.length / 3);
+  let best: { key: string; distance: number } | undefined;
+  for (const candidate of known) {
+    const distance = editDistance(key.toLowerCase(), candidate.toLowerCase());
+    if (distance <= limit && (best === undefined || distance < best.distance)) best = { key: candidate, distance };
+  }
+  return best?.key;
+}
+
+/** One issue as message lines (an issue may hold several problems: unknown keys, a union's). */
+export function formatIssue(issue: z.core.$ZodIssue, knownKeys?: KnownKeys): string[] {
   const path = issue.path.map(String).join('.');
   const at = path === '' ? '' : `${path}: `;
   switch (issue.code) {
     case 'invalid_type':
-      return issue.input === undefined ? `${at}is required (${issue.expected})` : `${at}expected ${issue.expected}, got ${describeInput(issue.input)}`;
+      return [issue.input === undefined ? `${at}is required (${issue.expected})` : `${at}expected ${issue.expected}, got ${describeInput(issue.input)}`];
     case 'invalid_union': {
       const branches = issue.errors;
       // Every alternative refused the value's type: "expected string or number, got a list".
       const typeOnly = branches.every((b) => b.length === 1 && b[0]?.code === 'invalid_type' && b[0].path.length === 0);
       if (typeOnly && branches.length > 0) {
         const expected = branches.map((b) => (b[0]?.code === 'invalid_type' ? b[0].expected : '')).join(' or ');
-        return issue.input === undefined ? `${at}is required (${expected})` : `${at}expected ${expected}, got ${describeInput(issue.input)}`;
+        return [issue.input === undefined ? `${at}is required (${expected})` : `${at}expected ${expected}, got ${describeInput(issue.input)}`];
       }
       // Otherwise report the alternative that came closest (fewest problems).
       const closest = [...branches].sort((a, b) => a.length - b.length)[0];
-      if (closest && closest.length > 0) return closest.map((i) => formatIssue({ ...i, path: [...issue.path, ...i.path] }, knownKeys)).join('\n');
-      return `${at}${issue.message}`;
+      if (closest && closest.length > 0) return closest.flatMap((i) => formatIssue({ ...i, path: [...issue.path, ...i.path] }, knownKeys));
+      return [`${at}${issue.message}`];
     }
     case 'invalid_value':
-      return `${at}expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${describeInput(issue.input)}`;
+      return [`${at}expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${describeInput(issue.input)}`];
     case 'unrecognized_keys': {
       const known = knownKeys?.(issue.path) ?? [];
-      return issue.keys
-        .map((k) => {
-          const best = known.map((c) => [c, levenshtein(k, c)] as const).sort((x, y) => x[1] - y[1])[0];
-          const prefix = path === '' ? '' : `${path}.`;
-          const suggestion = best && best[1] <= 3 ? ` (did you mean "${best[0]}"?)` : known.length > 0 ? ` (allowed: ${known.join(', ')})` : '';
-          return `${prefix}${k}: unknown key${suggestion}`;
-        })
-        .join('\n');
+      const prefix = path === '' ? '' : `${path}.`;
+      return issue.keys.map((k) => {
+        const best = closestKey(k, known);
+        const suggestion = best !== undefined ? ` (did you mean "${best}"?)` : known.length > 0 ? ` (allowed: ${known.join(', ')})` : '';
+        return `${prefix}${k}: unknown key${suggestion}`;
+      });
     }
     default:
-      return `${at}${issue.message}`;
+      return [`${at}${issue.message}`];
   }
 }
 
-/** Validates `data` against `schema`, or throws a ConfigError listing every problem. */
+/** Validates `data` against `schema`, or throws a ConfigError listing every problem, one a line. */
 export function parseWithSchema<S extends z.ZodType>(schema: S, data: unknown, display: string, knownKeys?: KnownKeys): z.output<S> {
   const result = schema.safeParse(data, { reportInput: true });
   if (result.success) return result.data;
-  const lines = result.error.issues.map((i) => formatIssue(i, knownKeys));
+  const lines = result.error.issues.flatMap((i) => formatIssue(i, knownKeys));
   throw new ConfigError(`${display} is not valid:\n  ${lines.join('\n  ')}`);
 }

@@ -95,6 +95,38 @@ describe('adsync validate', () => {
     expect(r.stderr).toMatch(/^adsync: broken\.yaml line 2, column 1: not valid YAML: /m);
   });
 
+  it('several unknown keys in one block: one indented line each, "did you mean" only for a close key, else the allowed keys', async () => {
+    ws.write('crm.csv', 'E-mail\na@example.com\n');
+    ws.write(
+      'keys.yaml',
+      'nme: crm\naccount_id: emu-account\nsource: { path: crm.csv, foo: 1, bar: 2, pth: 3 }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: E-mail, emial: E-mail, phone: E-mail }\n',
+    );
+    const r = await ws.cli(['validate', 'keys.yaml']);
+    expect(r.code, r.stderr).toBe(2);
+    const SOURCE_KEYS = 'path, format, delimiter, encoding';
+    expect(r.stderr).toBe(
+      [
+        'adsync: keys.yaml is not valid:',
+        `  source.foo: unknown key (allowed: ${SOURCE_KEYS})`,
+        `  source.bar: unknown key (allowed: ${SOURCE_KEYS})`,
+        '  source.pth: unknown key (did you mean "path"?)',
+        '  audience.identifiers.emial: unknown key (did you mean "email"?)',
+        '  audience.identifiers.phone: unknown key (allowed: email, phone_number, handle, twitter_id, device_id, partner_user_id)',
+        '  nme: unknown key (did you mean "name"?)',
+        '',
+      ].join('\n'),
+    );
+    // The closest alternative of a union (a product set) is listed the same way.
+    ws.write('feed.xml', '<rss version="2.0" xmlns:g="http://base.google.com/ns/1.0"><channel></channel></rss>');
+    ws.write('shop.yaml', 'account_id: emu-account\nsource: { path: feed.xml }\ncatalog:\n  product_catalog_id: emu-catalog\n  product_sets: [{ name: s, product_ids: [p1], foo: 1, bar: 2 }]\n  Mode: upsert\n');
+    const union = await ws.cli(['validate', 'shop.yaml']);
+    expect(union.code, union.stderr).toBe(2);
+    expect(union.stderr).toBe(
+      'adsync: shop.yaml is not valid:\n  catalog.product_sets.0.foo: unknown key\n  catalog.product_sets.0.bar: unknown key\n  catalog.Mode: unknown key (did you mean "mode"?)\n',
+    );
+    expect(requests()).toBe(0);
+  });
+
   it('exit 2 for an alias to an anchor that is not set (with its line) and for an alias bomb, like any YAML error', async () => {
     ws.write('crm.csv', 'E-mail\na@example.com\n');
     ws.write('alias.yaml', `schedule: *every15\n${job('{ email: E-mail }')}`);
