@@ -150,6 +150,24 @@ export interface LoadSettingsOptions {
   cwd?: string;
 }
 
+/**
+ * The base URL of an API as configured (`where`: the variable or the settings key): http or
+ * https, nothing around it. Checked before anything is read, so that a typo is not found only
+ * when the first request fails (as "could not be delivered; the next run sends them again").
+ */
+function serviceUrl(value: string, where: string, example: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || value.trim() !== value || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new ConfigError(`${where} is ${JSON.stringify(value)}: expected an http or https URL such as ${example}, without spaces`);
+  }
+  return value;
+}
+
 /** Loads the settings file (when there is one) and applies defaults and the environment. */
 export function loadSettings(options: LoadSettingsOptions = {}): Settings {
   const env = options.env ?? process.env;
@@ -191,8 +209,8 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
   if (problems.length > 0) throw new ConfigError(`${candidate} is not valid:\n  ${problems.join('\n  ')}`);
   return {
     file: used,
-    adsUrl: env.ADSYNC_ADS_URL || file.ads_url || DEFAULT_ADS_URL,
-    apiUrl: env.ADSYNC_API_URL || file.api_url || DEFAULT_API_URL,
+    adsUrl: env.ADSYNC_ADS_URL ? serviceUrl(env.ADSYNC_ADS_URL, 'ADSYNC_ADS_URL', DEFAULT_ADS_URL) : file.ads_url ? serviceUrl(file.ads_url, `${candidate}: ads_url`, DEFAULT_ADS_URL) : DEFAULT_ADS_URL,
+    apiUrl: env.ADSYNC_API_URL ? serviceUrl(env.ADSYNC_API_URL, 'ADSYNC_API_URL', DEFAULT_API_URL) : file.api_url ? serviceUrl(file.api_url, `${candidate}: api_url`, DEFAULT_API_URL) : DEFAULT_API_URL,
     statePath: resolve(cwd, env.ADSYNC_STATE || file.state || DEFAULTS.state),
     rejectsDir: resolve(cwd, file.rejects_dir ?? DEFAULTS.rejects_dir),
     credentialsFile: file.credentials_file === undefined ? undefined : resolve(cwd, file.credentials_file),

@@ -457,6 +457,24 @@ describe('usage errors exit 2 with a short message and no stack trace', () => {
     expectNoStack(empty);
   });
 
+  it('an API URL that is not an http(s) URL (a typo, a trailing space from an env file, another scheme): exit 2 before anything is read', async () => {
+    for (const [variable, value, example] of [
+      ['ADSYNC_ADS_URL', 'not-a-url', 'https://ads-api.x.com'],
+      ['ADSYNC_ADS_URL', `${ws.emulator.url} `, 'https://ads-api.x.com'],
+      ['ADSYNC_ADS_URL', 'ftp://127.0.0.1', 'https://ads-api.x.com'],
+      ['ADSYNC_API_URL', 'api.x.com', 'https://api.x.com'],
+    ] as const) {
+      const r = await ws.cli(['run', 'crm.yaml', '--full'], { [variable]: value });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toBe(`adsync: ${variable} is ${JSON.stringify(value)}: expected an http or https URL such as ${example}, without spaces\n`);
+    }
+    ws.write('ftp.yaml', 'ads_url: ftp://127.0.0.1/\n');
+    const file = await ws.cli(['--config', 'ftp.yaml', 'run', 'crm.yaml', '--full'], { ADSYNC_ADS_URL: undefined });
+    expect(file.code, file.stderr).toBe(2);
+    expect(file.stderr).toBe('adsync: ftp.yaml: ads_url is "ftp://127.0.0.1/": expected an http or https URL such as https://ads-api.x.com, without spaces\n');
+    expect(requests()).toBe(0);
+  });
+
   it('a settings file with an alias to an anchor that is not set, or an alias bomb: exit 2 like any YAML error', async () => {
     ws.write('alias.yaml', 'retry: { retries: 2 }\nconcurrency: *c\n');
     const alias = await ws.cli(['--config', 'alias.yaml', 'run', 'crm.yaml']);
