@@ -39,9 +39,21 @@ function serverRetryAt(error: Error): number | undefined {
   return undefined;
 }
 
+/** Why the retries of a retryable error that was given up on stopped, by the error. */
+const givenUp = new WeakMap<Error, string>();
+
+/**
+ * Why retrying `error` stopped ("gave up after 4 attempts in 2.7 s (retry.retries: 3)", ...),
+ * when it is a retryable error that withRetry gave up on; undefined otherwise.
+ */
+export function whyRetryingStopped(error: Error): string | undefined {
+  return givenUp.get(error);
+}
+
 /**
  * Runs `attempt` until it succeeds, a non-retryable error is thrown, the retries are used up
  * or the time budget is spent. `attempt` must build (and sign) its request afresh each time.
+ * A retryable error given up on remembers why (whyRetryingStopped).
  */
 export async function withRetry<T>(
   attempt: (attemptNumber: number) => Promise<T>,
@@ -51,27 +63,56 @@ export async function withRetry<T>(
   const now = hooks.now ?? Date.now;
   const wait = hooks.sleep ?? sleep;
   const started = now();
-  return pRetry(attempt, {
-    retries: settings.retries,
-    minTimeout: settings.minDelayMs,
-    maxTimeout: settings.maxDelayMs,
-    factor: 2,
-    randomize: true,
-    maxRetryTime: settings.budgetMs,
-    signal: hooks.signal,
-    shouldRetry: ({ error }) => isAdsyncError(error) && error.retryable,
-    // A wait the service prescribed replaces the backoff delay instead of adding to it.
-    shouldConsumeRetry: ({ error }) => serverRetryAt(error) === undefined,
-    onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
-      if (!(isAdsyncError(error) && error.retryable) || retriesLeft <= 0) return;
-      const retryAt = serverRetryAt(error);
-      const waitMs = retryAt === undefined ? undefined : Math.max(MIN_SERVER_WAIT_MS, retryAt - now());
-      if (waitMs !== undefined && now() + waitMs - started > settings.budgetMs) {
-        // The service asks us to come back after the budget ends: fail now, with its error.
-        throw error;
-      }
-      hooks.onRetry?.({ attempt: attemptNumber, error, waitMs });
-      if (waitMs !== undefined) await wait(waitMs, hooks.signal);
-    },
-  });
+  let attempts = 0;
+  /** Retries that used up one of settings.retries (a wait the service prescribed does not). */
+  let consumed = 0;
+  /** When the service asked to come back, if that was after the budget. */
+  let beyondBudget: number | undefined;
+  try {
+    return await pRetry(
+      (n) => {
+        attempts = n;
+        return attempt(n);
+      },
+      {
+        retries: settings.retries,
+        minTimeout: settings.minDelayMs,
+        maxTimeout: settings.maxDelayMs,
+        factor: 2,
+        randomize: true,
+        maxRetryTime: settings.budgetMs,
+        signal: hooks.signal,
+        shouldRetry: ({ error }) => isAdsyncError(error) && error.retryable,
+        // A wait the service prescribed replaces the backoff delay instead of adding to it.
+        shouldConsumeRetry: ({ error }) => serverRetryAt(error) === undefined,
+        onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
+          if (!(isAdsyncError(error) && error.retryable)) return;
+          const retryAt = serverRetryAt(error);
+          if (retryAt === undefined) consumed += 1;
+          if (retriesLeft <= 0) return;
+          const waitMs = retryAt === undefined ? undefined : Math.max(MIN_SERVER_WAIT_MS, retryAt - now());
+          if (waitMs !== undefined && now() + waitMs - started > settings.budgetMs) {
+            // The service asks us to come back after the budget ends: fail now, with its error.
+            beyondBudget = now() + waitMs;
+            throw error;
+          }
+          hooks.onRetry?.({ attempt: attemptNumber, error, waitMs });
+          if (waitMs !== undefined) await wait(waitMs, hooks.signal);
+        },
+      },
+    );
+  } catch (error) {
+    if (isAdsyncError(error) && error.retryable && !hooks.signal?.aborted) {
+      const spent = `${attempts} ${attempts === 1 ? 'attempt' : 'attempts'} in ${((now() - started) / 1000).toFixed(1)} s`;
+      givenUp.set(
+        error,
+        beyondBudget !== undefined
+          ? `the service asked to wait until ${new Date(beyondBudget).toISOString()}, beyond retry.budget_ms (${settings.budgetMs} ms)`
+          : consumed > settings.retries
+            ? `gave up after ${spent} (retry.retries: ${settings.retries})`
+            : `gave up after ${spent}, at the end of retry.budget_ms (${settings.budgetMs} ms)`,
+      );
+    }
+    throw error;
+  }
 }

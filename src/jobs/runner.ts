@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { ExitCode, LockedError, toAdsyncError, type AdsyncError } from '../errors.js';
 import { scrubSecrets } from '../logging/secrets.js';
+import { whyRetryingStopped } from '../api/retry.js';
 import type { RunKind } from '../state/store.js';
 import { sendAlert, shouldAlert } from './alerts.js';
 import { acquireJobLock } from './job-lock.js';
@@ -120,7 +121,8 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   if (fatal) {
     summary.status = 'failed';
     // A retryable error that ends a run outlived its retries: say so, and that nothing is lost.
-    const hint = fatal.hint ?? (fatal.retryable ? `gave up after retrying within retry.budget_ms (${job.retry.budgetMs} ms); what was not acknowledged is sent by the next run` : undefined);
+    const resume = options.command === 'backfill' ? 'run the same backfill command again: it resumes after the last acknowledged row' : 'what was not acknowledged is sent by the next run';
+    const hint = fatal.hint ?? (fatal.retryable ? `${whyRetryingStopped(fatal) ?? 'gave up after retrying'}; ${resume}` : undefined);
     summary.error = scrubSecrets(hint ? `${fatal.message} (${hint})` : fatal.message);
     summary.exit_code = fatal.exitCode;
   } else if (ctx.failures.length > 0) {

@@ -96,6 +96,15 @@ describe('adsync backfill', () => {
     expect(summaries(run)[0]).toMatchObject({ status: 'success', added: 0, removed: 0, requests: 0 });
   });
 
+  it('a service that stays down: exit 1, saying why retrying stopped and to run the same command again', async () => {
+    ws.write('daily.yaml', `${JOB}retry: { retries: 2, min_delay_ms: 10, max_delay_ms: 20, budget_ms: 5000 }\n`);
+    writeHistory();
+    ws.fault({ route: 'POST /12/**/users', kind: 'status', status: 503, times: 50 });
+    const failed = await ws.cli(['backfill', 'daily.yaml', '--source', 'history.csv']);
+    expect(failed.code, failed.stderr).toBe(1);
+    expect(failed.stderr).toMatch(/answered HTTP 503: SERVICE_UNAVAILABLE.* \(gave up after 3 attempts in \d+\.\d s \(retry\.retries: 2\); run the same backfill command again: it resumes after the last acknowledged row\)/);
+  });
+
   it('refuses to resume with a different file, and --restart starts over', async () => {
     ws.write('daily.yaml', JOB);
     writeHistory();
