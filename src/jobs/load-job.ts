@@ -41,18 +41,46 @@ export function loadJob(path: string, settings: Settings, options: LoadJobOption
   const file = resolve(cwd, path);
   const display = displayPath(file, cwd);
   const data: unknown = readYamlFile(file, display, 'job file', 'adsync schedule --jobs <dir> runs every job file of a folder');
-  const parsed = parseWithSchema(jobFileSchema, data, display, knownJobKeys);
+  let parsed: JobFile;
+  try {
+    parsed = parseWithSchema(jobFileSchema, data, display, knownJobKeys);
+  } catch (error) {
+    // Every problem at once: the value checks of the keys the schema did not refuse too.
+    const more = error instanceof ConfigError ? valueProblems(valuesOf(data), settings) : [];
+    if (more.length > 0) throw new ConfigError(`${(error as ConfigError).message}\n  ${more.join('\n  ')}`, { cause: error });
+    throw error;
+  }
   return resolveJob(parsed, file, display, settings, cwd, options);
 }
 
-function resolveJob(f: JobFile, file: string, display: string, settings: Settings, cwd: string, options: LoadJobOptions): Job {
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The values valueProblems checks, as a job file that the schema refused holds them. */
+function valuesOf(data: unknown): { schedule?: unknown; timezone?: unknown; defaultCountry?: unknown } {
+  if (!isRecord(data)) return {};
+  return { schedule: data.schedule, timezone: data.timezone, defaultCountry: isRecord(data.audience) ? data.audience.default_country : undefined };
+}
+
+/** Checks of single values that a schema cannot make: cron syntax, time zone, country code. Values that are not strings are the schema's to report. */
+function valueProblems(v: { schedule?: unknown; timezone?: unknown; defaultCountry?: unknown }, settings: Settings): string[] {
   const problems: string[] = [];
-  if (f.schedule !== undefined) {
-    const check = cron.validateDetailed(f.schedule);
-    if (!check.valid) problems.push(`schedule: "${f.schedule}" is not a valid cron expression (${check.errors.map((e) => e.message).join('; ')})`);
+  if (typeof v.schedule === 'string') {
+    const check = cron.validateDetailed(v.schedule);
+    if (!check.valid) problems.push(`schedule: "${v.schedule}" is not a valid cron expression (${check.errors.map((e) => e.message).join('; ')})`);
   }
+  const timezone = v.timezone === undefined ? settings.timezone : v.timezone;
+  if (typeof timezone === 'string' && !isValidTimezone(timezone)) problems.push(`timezone: unknown time zone "${timezone}" (use an IANA name such as Europe/Berlin)`);
+  if (typeof v.defaultCountry === 'string' && normalizeCountry(v.defaultCountry) === undefined) {
+    problems.push(`audience.default_country: "${v.defaultCountry}" is not an ISO 3166-1 alpha-2 country code (e.g. US, GB, DE)`);
+  }
+  return problems;
+}
+
+function resolveJob(f: JobFile, file: string, display: string, settings: Settings, cwd: string, options: LoadJobOptions): Job {
+  const problems = valueProblems({ schedule: f.schedule, timezone: f.timezone, defaultCountry: f.audience?.default_country }, settings);
   const timezone = f.timezone ?? settings.timezone;
-  if (!isValidTimezone(timezone)) problems.push(`timezone: unknown time zone "${timezone}" (use an IANA name such as Europe/Berlin)`);
 
   const rawSource = options.sourceOverride ?? f.source.path;
   const sourcePath = isUrl(rawSource) ? rawSource : resolve(options.sourceOverride === undefined ? dirname(file) : cwd, rawSource);
@@ -91,11 +119,8 @@ function resolveJob(f: JobFile, file: string, display: string, settings: Setting
   let job: Job | undefined;
   if (f.audience) {
     const a = f.audience;
-    let defaultCountry: string | undefined;
-    if (a.default_country !== undefined) {
-      defaultCountry = normalizeCountry(a.default_country);
-      if (defaultCountry === undefined) problems.push(`audience.default_country: "${a.default_country}" is not an ISO 3166-1 alpha-2 country code (e.g. US, GB, DE)`);
-    }
+    // An unknown code is one of valueProblems'.
+    const defaultCountry = a.default_country === undefined ? undefined : normalizeCountry(a.default_country);
     const identifiers = Object.fromEntries(Object.entries(a.identifiers).filter(([, v]) => v !== undefined)) as Partial<Record<IdentifierType, string>>;
     const spec = {
       mode: a.mode,

@@ -88,6 +88,22 @@ describe('adsync validate', () => {
     expect(r.stderr).toContain(`${ws.dir}/crm.yaml: valid; 4 of 5 rows usable`);
   });
 
+  it("exit 2 with every problem of a job file at once: the schema's and the value checks (cron, time zone, country)", async () => {
+    ws.write('acme.yaml', 'account_id: emu-account\nschedule: "61 * * * *"\ntimezone: Mars/Base\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: x\n  mode: mirorr\n  default_country: XX\n  identifiers: { email: Email }\n');
+    const r = await ws.cli(['validate', 'acme.yaml']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      [
+        'adsync: acme.yaml is not valid:',
+        '  audience.mode: expected one of "mirror", "add", "remove", got "mirorr"',
+        '  schedule: "61 * * * *" is not a valid cron expression (61 is a invalid expression for minute)',
+        '  timezone: unknown time zone "Mars/Base" (use an IANA name such as Europe/Berlin)',
+        '  audience.default_country: "XX" is not an ISO 3166-1 alpha-2 country code (e.g. US, GB, DE)',
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('exit 2 for a job file that is not valid YAML, with its line and column', async () => {
     ws.write('broken.yaml', 'account_id: [\n');
     const r = await ws.cli(['validate', 'broken.yaml']);
