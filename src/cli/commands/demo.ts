@@ -1,10 +1,11 @@
 /**
  * `adsync demo` (what `npm start` runs): starts the emulator in-process, runs the demo jobs
  * of jobs/ against it with a fresh state in a temporary folder, then runs them again to
- * show that an unchanged source sends nothing. No credentials, no network.
+ * show that an unchanged source sends nothing. No credentials, no network. The folder (state,
+ * rejects files) is removed at the end unless --keep: every `npm start` left one behind.
  */
 import type { Command } from 'commander';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,7 +27,8 @@ export function registerDemo(program: Command, ctx: CliContext): void {
     .command('demo')
     .description('run the demo jobs against the built-in emulator (no credentials needed)')
     .option('--json', 'print the JSON summaries instead of tables')
-    .action(async (flags: { json?: boolean }) => {
+    .option('--keep', 'keep the temporary folder with the state database and rejects files')
+    .action(async (flags: { json?: boolean; keep?: boolean }) => {
       const { startEmulator } = await import('../../emulator/index.js');
       const emulator = await startEmulator({ rateLimits: 'default' });
       const work = mkdtempSync(join(tmpdir(), 'adsync-demo-'));
@@ -55,10 +57,15 @@ export function registerDemo(program: Command, ctx: CliContext): void {
         }
         const state = emulator.stateSummary();
         out(`== what the emulator now holds\n${JSON.stringify(state, null, 2)}\n`);
-        out(`\nRun history: ADSYNC_STATE=${settings.statePath} adsync runs\n`);
+        out(
+          flags.keep === true
+            ? `\nRun history: ADSYNC_STATE=${settings.statePath} adsync runs\n`
+            : `\nThe demo's state and rejects files are removed now; \`adsync demo --keep\` keeps them (then: ADSYNC_STATE=<folder>/state.sqlite adsync runs).\n`,
+        );
       } finally {
         await store.close();
         await emulator.close();
+        if (flags.keep !== true) rmSync(work, { recursive: true, force: true });
       }
     });
 }
