@@ -4,6 +4,7 @@
  * 2 usage or configuration error, 3 authentication error.
  */
 import { Command, CommanderError, Option } from 'commander';
+import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline/promises';
 import { closeIdleConnections } from '../api/http.js';
 import { ExitCode } from '../errors.js';
@@ -32,9 +33,16 @@ export function processIo(): CliIo {
   };
 }
 
+/** adsync's version, from its package.json (two folders up from dist/cli/). */
+function packageVersion(): string {
+  const manifest = createRequire(import.meta.url)('../../package.json') as { version?: unknown };
+  return typeof manifest.version === 'string' ? manifest.version : 'unknown';
+}
+
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('adsync')
     .description('Keeps X Ads product catalogs and audiences in step with your own data.')
+    .version(packageVersion(), '-V, --version', "print adsync's version")
     .addOption(new Option('--config <file>', 'settings file (default: config/adsync.yaml when present, or ADSYNC_CONFIG)'))
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS))
     .showHelpAfterError('(run `adsync --help` for usage)')

@@ -420,6 +420,15 @@ describe('usage errors exit 2 with a short message and no stack trace', () => {
     expect(r.stdout).toBe('');
   }
 
+  it('--version and -V print the version of package.json, exit 0', async () => {
+    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const r = await ws.cli([flag]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe(`${version}\n`);
+    }
+  });
+
   it('an unknown flag or command, a bad --log-level', async () => {
     expectUsage(await ws.cli(['run', 'crm.yaml', '--bogus']), "error: unknown option '--bogus'");
     expectUsage(await ws.cli(['--bogus', 'run', 'crm.yaml']), "error: unknown option '--bogus'");
