@@ -33,7 +33,7 @@ export async function acquireJobLock(
   const now = Date.now();
   const first = await store.locks.acquire(job, owner, ttlMs, now);
   if (first.acquired || !ownerIsDeadLocalProcess(first.holder.owner)) return first;
-  logger.warn({ job, deadOwner: first.holder.owner }, 'the process holding this job lock is gone (killed or crashed): taking the lock over');
+  logger.warn({ deadOwner: first.holder.owner }, 'the process holding this job lock is gone (killed or crashed): taking the lock over');
   await store.locks.release(job, first.holder.owner);
   return store.locks.acquire(job, owner, ttlMs, Date.now());
 }

@@ -127,7 +127,7 @@ export class RunContext {
 
   note(text: string): void {
     this.notes.push(text);
-    this.logger.warn({ job: this.job.name }, text);
+    this.logger.warn(text);
   }
 }
 

@@ -55,6 +55,10 @@ describe('a killed catalog upload', () => {
     );
     expectCatalog(ws, kept);
     expectCatalogStateExact(ws);
+    // The killed run's lock is taken over; that warning and the note name the job once.
+    const warnings = rerun.stderr.split('\n').filter((l) => l.includes('taking the lock over') || l.includes('did not finish'));
+    expect(warnings).toHaveLength(2);
+    for (const line of warnings) expect(line.match(/"job":/g)).toHaveLength(1);
 
     // Reconciled once: the next run neither lists the catalog again nor sends anything.
     const again = await ws.cli(['run', 'shop.yaml', '--json']);
