@@ -60,6 +60,12 @@ describe('a killed catalog upload', () => {
     expect(warnings).toHaveLength(2);
     for (const line of warnings) expect(line.match(/"job":/g)).toHaveLength(1);
 
+    // The killed run is in the history as failed, without counts: one "-" for what it sent.
+    const history = (await ws.cli(['runs'])).stdout.trimEnd().split('\n');
+    const killedRow = history[2]?.split(/ {2,}/) ?? [];
+    expect(killedRow.slice(1, 4)).toEqual(['shop', 'catalog', 'failed']);
+    expect(killedRow.slice(5, 8)).toEqual(['-', '-', '-']);
+
     // Reconciled once: the next run neither lists the catalog again nor sends anything.
     const again = await ws.cli(['run', 'shop.yaml', '--json']);
     expect(summaries(again)[0]).toMatchObject({ status: 'success', requests: 0, deleted: 0 });

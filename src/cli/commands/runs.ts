@@ -13,8 +13,11 @@ function formatRuns(runs: RunRecord[]): string {
   const header = ['started (UTC)', 'job', 'kind', 'status', 'duration', 'read', 'rejected', 'sent', 'run id', 'rejects file'];
   const rows = runs.map((r) => {
     const s = r.summary ?? {};
-    const sent =
-      r.kind === 'catalog'
+    const keys = r.kind === 'catalog' ? ['created', 'updated', 'deleted'] : ['added', 'removed'];
+    // A run without counts (it failed before it had any, or is still going) shows one "-".
+    const sent = keys.every((k) => typeof s[k] !== 'number')
+      ? '-'
+      : r.kind === 'catalog'
         ? `+${count(r, 'created')} ~${count(r, 'updated')} -${count(r, 'deleted')}`
         : `+${count(r, 'added')} -${count(r, 'removed')}`;
     return [
@@ -45,7 +48,7 @@ export function parseLimit(value: string): number {
 export function registerRuns(program: Command, ctx: CliContext): void {
   program
     .command('runs')
-    .description('show the run history: start, end, status, counts, rejects file')
+    .description('show the run history: start, job, kind, status, duration, counts, run id, rejects file')
     .option('--job <name>', 'only this job')
     .addOption(new Option('--limit <n>', 'how many runs').default(20).argParser(parseLimit))
     .option('--json', 'one JSON object per run')
