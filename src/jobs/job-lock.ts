@@ -2,25 +2,38 @@
  * Taking a job's lock. A lock whose owner is a process on this machine that no longer
  * exists (killed, crashed) is taken over at once instead of waiting for it to expire;
  * a lock held from another machine can only expire (lock.ttl_seconds) or be removed
- * with `adsync unlock`.
+ * with `adsync unlock` (which, by the same check, refuses to remove a live local holder's lock).
  */
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { LockInfo, StateStore } from '../state/store.js';
 
+/** Who holds a lock, as far as this machine can tell. */
+export type LockHolder =
+  /** A process of this machine: `alive` is false when it no longer exists (killed, crashed). */
+  | { where: 'this-host'; host: string; pid: number; alive: boolean }
+  /** A process of another machine (or an owner id not in adsync's shape): it cannot be checked. */
+  | { where: 'elsewhere'; host: string; pid: number | undefined };
+
 /** Owner ids are "<host>:<pid>:<random>" (see src/cli/job-session.ts lockOwner). */
-export function ownerIsDeadLocalProcess(owner: string): boolean {
-  const [host, pidText] = owner.split(':');
-  if (host !== hostname()) return false;
+export function inspectLockOwner(owner: string): LockHolder {
+  const [host = '', pidText] = owner.split(':');
   const pid = Number(pidText);
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  if (pid === process.pid) return false;
+  const validPid = Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  if (host !== hostname() || validPid === undefined) return { where: 'elsewhere', host, pid: validPid };
+  if (validPid === process.pid) return { where: 'this-host', host, pid: validPid, alive: true };
   try {
-    process.kill(pid, 0);
-    return false;
+    process.kill(validPid, 0);
+    return { where: 'this-host', host, pid: validPid, alive: true };
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+    // EPERM: the process exists but belongs to another user.
+    return { where: 'this-host', host, pid: validPid, alive: (error as NodeJS.ErrnoException).code !== 'ESRCH' };
   }
+}
+
+export function ownerIsDeadLocalProcess(owner: string): boolean {
+  const holder = inspectLockOwner(owner);
+  return holder.where === 'this-host' && !holder.alive;
 }
 
 export async function acquireJobLock(

@@ -1,5 +1,8 @@
-/** `adsync runs`: run history from the state database. `adsync unlock`: remove a stale lock. */
+/** `adsync runs`: run history from the state database. `adsync unlock`: remove the lock of a run that died. */
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { hostname } from 'node:os';
+import { LockedError } from '../../errors.js';
+import { inspectLockOwner } from '../../jobs/job-lock.js';
 import type { RunRecord } from '../../state/store.js';
 import type { CliContext } from '../context.js';
 import { openStore } from '../job-session.js';
@@ -72,18 +75,44 @@ export function registerRuns(program: Command, ctx: CliContext): void {
     .command('unlock')
     .description('remove the lock of a job whose run died (a lock expires on its own after lock.ttl_seconds)')
     .argument('<job-name>', 'the job name (the file name without .yaml unless the job sets name:)')
-    .action(async (job: string) => {
-      const store = openStore(ctx);
-      try {
-        const lock = await store.locks.get(job);
-        if (!lock) {
-          ctx.io.stderr(`job ${job} is not locked\n`);
-          return;
-        }
-        await store.locks.forceRelease(job);
-        ctx.io.stderr(`removed the lock of job ${job} (held by ${lock.owner} since ${new Date(lock.acquiredAt).toISOString()})\n`);
-      } finally {
-        await store.close();
-      }
-    });
+    .option('--force', 'remove the lock even though its holder is a live process of this machine (a reused pid)')
+    .action(async (job: string, flags: { force?: boolean }) => unlock(ctx, job, flags.force === true));
+}
+
+async function unlock(ctx: CliContext, job: string, force: boolean): Promise<void> {
+  const store = openStore(ctx);
+  try {
+    const lock = await store.locks.get(job);
+    if (!lock) {
+      ctx.io.stderr(`job ${job} is not locked\n`);
+      return;
+    }
+    const since = new Date(lock.acquiredAt).toISOString();
+    const heartbeat = new Date(lock.heartbeatAt).toISOString();
+    const holder = inspectLockOwner(lock.owner);
+    if (holder.where === 'this-host' && holder.alive && !force) {
+      throw new LockedError(
+        `job ${job} is locked by a run that is still alive: process ${holder.pid} on this host (lock held by ${lock.owner} since ${since}, last heartbeat ${heartbeat}); the lock was not removed`,
+        {
+          hint: `stop that run first (\`kill ${holder.pid}\`: it finishes the requests in flight, commits them and releases the lock), or let it end; if process ${holder.pid} is not adsync (its pid was reused), \`adsync unlock --force ${job}\` removes the lock`,
+        },
+      );
+    }
+    await store.locks.forceRelease(job);
+    const removed = `removed the lock of job ${job} (held by ${lock.owner} since ${since}, last heartbeat ${heartbeat})`;
+    if (holder.where === 'this-host') {
+      ctx.io.stderr(
+        holder.alive
+          ? `${removed}: --force, although process ${holder.pid} on this host is alive; if it is a run of the job, it stops at its next heartbeat\n`
+          : `${removed}: its process ${holder.pid} on this host is gone\n`,
+      );
+    } else {
+      const where = holder.host !== '' && holder.host !== hostname() ? `is on another host (${holder.host})` : 'names no process of this host';
+      ctx.io.stderr(
+        `${removed}: its holder ${where}, so adsync cannot check whether that run is still alive; if it is, it stops at its next heartbeat (lock.heartbeat_seconds)\n`,
+      );
+    }
+  } finally {
+    await store.close();
+  }
 }
