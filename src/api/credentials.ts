@@ -146,6 +146,20 @@ const FIELDS = [
   ['accessTokenSecret', 'ACCESS_TOKEN_SECRET', 'access_token_secret'],
 ] as const;
 
+/**
+ * What to do about missing values. The consumer key and secret are the app's: only the
+ * operator can set them (`adsync auth login` needs them to start). The access token and
+ * secret are what `adsync auth login` obtains.
+ */
+function incompleteHint(profile: string, prefix: string, path: string, missing: readonly string[], consumerOnly: boolean): string {
+  const login = `adsync auth login${profile === 'default' ? '' : ` --profile ${profile}`}`;
+  const consumerMissing = missing.some((name) => name === `${prefix}CONSUMER_KEY` || name === `${prefix}CONSUMER_SECRET`);
+  if (!consumerMissing) return `set the environment variables, or run \`${login}\` to store the profile (README, "Credentials")`;
+  const setConsumer = `set ${prefix}CONSUMER_KEY and ${prefix}CONSUMER_SECRET to your app's consumer key and secret (the developer portal's "Keys and tokens"), or put consumer_key and consumer_secret in profile "${profile}" of ${path}`;
+  if (consumerOnly) return `${setConsumer}; then run \`${login}\` again (README, "Credentials")`;
+  return `${setConsumer}; then set the access token variables too, or run \`${login}\` to store them (README, "Credentials")`;
+}
+
 /** Resolves a profile's credentials from the environment, then the credentials file. */
 export function loadCredentials(options: LoadCredentialsOptions = {}): Credentials {
   const env = options.env ?? process.env;
@@ -170,7 +184,7 @@ export function loadCredentials(options: LoadCredentialsOptions = {}): Credentia
   if (missing.length > 0) {
     throw new ConfigError(
       `credentials profile "${profile}" is incomplete: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set and not in ${path}`,
-      { hint: 'set the environment variables, or run `adsync auth login` to store the profile (README, "Credentials")' },
+      { hint: incompleteHint(profile, prefix, path, missing, options.consumerOnly === true) },
     );
   }
   return new Credentials(

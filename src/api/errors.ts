@@ -95,6 +95,25 @@ export class AuthError extends ApiError {
   }
 }
 
+/**
+ * HTTP 401 when `adsync auth login` exchanges the PIN for an access token: the request token
+ * was just obtained with the same consumer key, so the PIN (oauth_verifier) is what the
+ * platform refused: a typo, a PIN already used, or an authorization that expired.
+ */
+export class PinRejectedError extends ApiError {
+  readonly code = 'PIN_REJECTED';
+  readonly retryable = false;
+  override readonly exitCode = ExitCode.auth;
+
+  constructor(cause: AuthError, hint: string) {
+    super(
+      { method: cause.method, path: cause.path },
+      `the PIN was not accepted (it is wrong, or was already used): ${cause.message.replace(/^authentication failed: /, '')}`,
+      { cause, hint },
+    );
+  }
+}
+
 /** HTTP 403: authenticated, but not allowed (for example an account not associated with the user). */
 export class ForbiddenError extends ApiError {
   readonly code = 'FORBIDDEN';

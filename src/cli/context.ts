@@ -40,6 +40,11 @@ export class CliContext {
     this.terminal = new TerminalOutput(io.stderr);
   }
 
+  /** The global options the command line gave (--config, --log-level). */
+  globalOptions(): GlobalOptions {
+    return this.globals();
+  }
+
   get settings(): Settings {
     this.settingsCache ??= loadSettings({ path: this.globals().config, env: this.env, cwd: this.cwd });
     return this.settingsCache;

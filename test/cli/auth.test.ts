@@ -37,9 +37,14 @@ describe('adsync auth login / revoke against the emulator', () => {
     const pinAnswer = (await (await fetch(`${emulator.url}/_emulator/pin?oauth_token=${encodeURIComponent(requestToken)}`)).json()) as { pin: string };
 
     const wrong = await runCli(['auth', 'login', '--profile', 'acme', '--pin', 'not-the-pin'], { env });
-    expect(wrong.code).not.toBe(0);
-    expect(wrong.stderr).toMatch(/^adsync: /);
+    expect(wrong.code).toBe(3);
     expect(wrong.stderr).not.toContain('    at ');
+    // The PIN is what is wrong, not the keys: say so, and how to retry.
+    expect(wrong.stderr).toBe(
+      'adsync: the PIN was not accepted (it is wrong, or was already used): POST /oauth/access_token answered HTTP 401: UNAUTHORIZED_ACCESS invalid oauth_verifier\n' +
+        '  hint: run `adsync auth login --profile acme --pin <PIN>` again with the PIN the authorization page shows, or start again with `adsync auth login --profile acme` if that PIN was already used or the page is gone\n',
+    );
+    expect(wrong.stderr).not.toContain('consumer key/secret');
 
     // A wrong PIN fails without using up the pending authorization: the right one still works.
     const step2 = await runCli(['auth', 'login', '--profile', 'acme', '--pin', pinAnswer.pin], { env });
@@ -77,6 +82,40 @@ describe('adsync auth login / revoke against the emulator', () => {
     const step2 = await runCli(['auth', 'login', '--pin', pin, '--print'], { env });
     expect(step2.code, step2.stderr).toBe(0);
     expect(step2.stdout).toMatch(/^export ADSYNC_CONSUMER_KEY='emulator-consumer-key'\nexport ADSYNC_CONSUMER_SECRET='emulator-consumer-secret'\nexport ADSYNC_ACCESS_TOKEN='[^']+'\nexport ADSYNC_ACCESS_TOKEN_SECRET='[^']+'\n$/);
+  });
+
+  it('--print in the first step: the "finish with" line keeps --print, and following it stores no token', async () => {
+    const env = baseEnv({
+      ADSYNC_API_URL: emulator.url,
+      ADSYNC_ACME_CONSUMER_KEY: emulator.credentials.consumerKey,
+      ADSYNC_ACME_CONSUMER_SECRET: emulator.credentials.consumerSecret,
+    });
+    const credentialsFile = join(env.HOME ?? '', 'creds', 'acme.json');
+    const step1 = await runCli(['auth', 'login', '--profile', 'acme', '--credentials-file', credentialsFile, '--print'], { env });
+    expect(step1.code, step1.stderr).toBe(0);
+    const finish = `adsync auth login --profile acme --credentials-file ${credentialsFile} --pin <PIN> --print`;
+    expect(step1.stderr).toContain(`Then finish with:\n\n  ${finish}\n`);
+    const token = new URL(/(http:\/\/\S+)/.exec(step1.stderr)?.[1] ?? '').searchParams.get('oauth_token') ?? '';
+    const pin = ((await (await fetch(`${emulator.url}/_emulator/pin?oauth_token=${encodeURIComponent(token)}`)).json()) as { pin: string }).pin;
+
+    // Exactly what the operator was told to run.
+    const step2 = await runCli(finish.replace('<PIN>', pin).split(' ').slice(1), { env });
+    expect(step2.code, step2.stderr).toBe(0);
+    expect(step2.stdout).toMatch(/^export ADSYNC_ACME_CONSUMER_KEY='emulator-consumer-key'\nexport ADSYNC_ACME_CONSUMER_SECRET='emulator-consumer-secret'\nexport ADSYNC_ACME_ACCESS_TOKEN='[^']+'\nexport ADSYNC_ACME_ACCESS_TOKEN_SECRET='[^']+'\n$/);
+    const stored = (JSON.parse(readFileSync(credentialsFile, 'utf8')) as { profiles: Record<string, Record<string, string>> }).profiles.acme ?? {};
+    expect(stored.access_token).toBeUndefined();
+    expect(stored.pending_request_token).toBeUndefined();
+  });
+
+  it('without the app\'s consumer key and secret, says to set them (not to run the command that just failed)', async () => {
+    const env = baseEnv({ ADSYNC_API_URL: emulator.url });
+    const result = await runCli(['auth', 'login', '--profile', 'acme'], { env });
+    expect(result.code).toBe(2);
+    const path = join(env.XDG_CONFIG_HOME ?? '', 'adsync', 'credentials.json');
+    expect(result.stderr).toBe(
+      `adsync: credentials profile "acme" is incomplete: ADSYNC_ACME_CONSUMER_KEY, ADSYNC_ACME_CONSUMER_SECRET are not set and not in ${path}\n` +
+        `  hint: set ADSYNC_ACME_CONSUMER_KEY and ADSYNC_ACME_CONSUMER_SECRET to your app's consumer key and secret (the developer portal's "Keys and tokens"), or put consumer_key and consumer_secret in profile "acme" of ${path}; then run \`adsync auth login --profile acme\` again (README, "Credentials")\n`,
+    );
   });
 
   it('says which variables are missing, with exit code 2', async () => {

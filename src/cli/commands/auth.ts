@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { AdsApiClient } from '../../api/client.js';
 import { Credentials, defaultCredentialsPath, loadCredentials, readCredentialsFile, writeCredentialsProfile } from '../../api/credentials.js';
 import { authorizeUrl, exchangeForAccessToken, invalidateAccessToken, obtainRequestToken } from '../../api/oauth-flow.js';
+import { AuthError, PinRejectedError } from '../../api/errors.js';
 import { ConfigError } from '../../errors.js';
 import type { CliContext } from '../context.js';
 
@@ -27,6 +28,25 @@ function credentialsPath(ctx: CliContext, explicit: string | undefined): string 
 function flowClient(ctx: CliContext, credentials: Credentials): AdsApiClient {
   const s = ctx.settings;
   return new AdsApiClient({ credentials, adsUrl: s.adsUrl, apiUrl: s.apiUrl, retry: { ...s.retry, budgetMs: 60_000 }, logger: ctx.logger });
+}
+
+/** A word as the shell reads it: quoted unless it is plain. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** `adsync auth login` with the flags the operator gave that the next step needs too. */
+function loginCommand(ctx: CliContext, options: LoginOptions, extra: string[] = []): string {
+  const words = ['adsync'];
+  const config = ctx.globalOptions().config;
+  if (config !== undefined) words.push('--config', shellWord(config));
+  words.push('auth', 'login');
+  if (options.profile !== 'default') words.push('--profile', shellWord(options.profile));
+  if (options.credentialsFile !== undefined) words.push('--credentials-file', shellWord(options.credentialsFile));
+  words.push(...extra);
+  if (!options.prompt && !extra.includes('--pin')) words.push('--no-prompt');
+  if (options.print) words.push('--print');
+  return words.join(' ');
 }
 
 async function login(ctx: CliContext, options: LoginOptions): Promise<void> {
@@ -49,21 +69,34 @@ async function login(ctx: CliContext, options: LoginOptions): Promise<void> {
         pending_request_token: requestToken.token,
         pending_request_token_secret: requestToken.tokenSecret,
       });
-      out(`Then finish with:\n\n  adsync auth login${options.profile === 'default' ? '' : ` --profile ${options.profile}`} --pin <PIN>\n`);
+      out(`Then finish with:\n\n  ${loginCommand(ctx, options, ['--pin', '<PIN>'])}\n`);
       return;
     }
   } else {
     const stored = readCredentialsFile(path)?.profiles[options.profile];
     if (!stored?.pending_request_token || !stored.pending_request_token_secret) {
       throw new ConfigError(`no authorization is pending for profile "${options.profile}" in ${path}`, {
-        hint: 'run `adsync auth login` first (without --pin) and open the address it prints',
+        hint: `run \`${loginCommand(ctx, options)}\` first (without --pin) and open the address it prints; a PIN can be used only once`,
       });
     }
     requestToken = { token: stored.pending_request_token, tokenSecret: stored.pending_request_token_secret };
   }
   if (!pin) throw new ConfigError('no PIN was entered');
 
-  const access = await exchangeForAccessToken(client, requestToken, pin);
+  const prompted = options.pin === undefined;
+  let access: Awaited<ReturnType<typeof exchangeForAccessToken>>;
+  try {
+    access = await exchangeForAccessToken(client, requestToken, pin);
+  } catch (error) {
+    if (!(error instanceof AuthError) || error.revoked) throw error;
+    const again = loginCommand(ctx, options);
+    throw new PinRejectedError(
+      error,
+      prompted
+        ? `run \`${again}\` again, approve on the address it prints and enter the PIN that page shows`
+        : `run \`${loginCommand(ctx, options, ['--pin', '<PIN>'])}\` again with the PIN the authorization page shows, or start again with \`${again}\` if that PIN was already used or the page is gone`,
+    );
+  }
   const prefix = options.profile === 'default' ? 'ADSYNC_' : `ADSYNC_${options.profile.toUpperCase()}_`;
   if (options.print) {
     // Clear the pending token; the new tokens go to stdout only, as asked.
