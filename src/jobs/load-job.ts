@@ -5,6 +5,7 @@
  * relative to the folder of the job file as named: for a symbolic link, the link's folder
  * (the path is not resolved to the link's target), as README says.
  */
+import { statSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
 import cron from 'node-cron';
 import { isValidTimezone, retryDelayProblem, retryFrom, type Settings } from '../config/settings.js';
@@ -12,7 +13,7 @@ import { parseWithSchema, readYamlFile } from '../config/yaml-file.js';
 import { ConfigError } from '../errors.js';
 import { normalizeCountry } from '../hash/country.js';
 import type { IdentifierType } from '../hash/types.js';
-import { formatOfPath } from '../sources/index.js';
+import { extensionOf, formatOfPath } from '../sources/index.js';
 import type { SourceSpec } from '../sources/types.js';
 import type { Job, JobBase, ProductSetSpec } from './job.js';
 import { JOB_NAME, JOB_NAME_RULE, jobFileSchema, knownJobKeys, type JobFile } from './job-schema.js';
@@ -85,8 +86,10 @@ function resolveJob(f: JobFile, file: string, display: string, settings: Setting
   const rawSource = options.sourceOverride ?? f.source.path;
   const sourcePath = isUrl(rawSource) ? rawSource : resolve(options.sourceOverride === undefined ? dirname(file) : cwd, rawSource);
   const source: SourceSpec = { path: sourcePath, format: f.source.format, delimiter: f.source.delimiter, encoding: f.source.encoding };
+  // A --source that cannot be read as given is its own problem, not the job file's.
+  const overrideProblem = options.sourceOverride === undefined ? undefined : sourceOverrideProblem(options.sourceOverride, sourcePath, source.format, display);
   // A URL may still say its format in its Content-Type; a file must say it in its name.
-  if (source.format === undefined && !isUrl(sourcePath) && formatOfPath(sourcePath) === undefined) {
+  if (options.sourceOverride === undefined && source.format === undefined && !isUrl(sourcePath) && formatOfPath(sourcePath) === undefined) {
     problems.push(`source.format: cannot tell the format of "${rawSource}" from its name; set format: csv, tsv or xml`);
   }
 
@@ -160,5 +163,33 @@ function resolveJob(f: JobFile, file: string, display: string, settings: Setting
   if (problems.length > 0 || job === undefined) {
     throw new ConfigError(`${display} is not valid:\n  ${problems.join('\n  ')}`);
   }
+  if (overrideProblem !== undefined) throw overrideProblem;
   return job;
+}
+
+/**
+ * `backfill --source`: a folder, or a file whose name does not say its format (when the job
+ * does not set source.format). The path is relative to the working directory.
+ */
+function sourceOverrideProblem(given: string, path: string, format: string | undefined, display: string): ConfigError | undefined {
+  if (isUrl(path)) return undefined;
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch {
+    // A file that does not exist is reported when the backfill opens it.
+  }
+  if (isDirectory) {
+    return new ConfigError(`--source ${given}: is a folder, not a file`, {
+      hint: 'name the file to upload (csv, tsv, xml, or .gz of them); --source is relative to the current directory',
+    });
+  }
+  if (format !== undefined || formatOfPath(path) !== undefined) return undefined;
+  const extension = extensionOf(path);
+  return new ConfigError(
+    `--source ${given}: cannot tell its format from the name (${extension === '' ? 'it has no extension' : `".${extension}" is not a known extension`})`,
+    {
+      hint: `give the file the extension of its format (.csv, .tsv, .txt, .xml, .rss, .atom, or .gz of them; a symbolic link so named will do), or, if the job's own source has the same format, set source.format: csv, tsv or xml in ${display}`,
+    },
+  );
 }

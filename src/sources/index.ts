@@ -13,7 +13,7 @@ export { readCsvFeed, feedFieldName } from './csv-feed.js';
 export { openSource, DEFAULT_HTTP_TIMEOUT_MS, type OpenSourceOptions } from './open.js';
 export { readFeed, type FeedReadOptions } from './read-feed.js';
 export { readCsvSource, readFeedSource, type CsvSourceReader, type FeedSourceReader } from './read-source.js';
-export { formatOfPath } from './source-format.js';
+export { extensionOf, formatOfPath } from './source-format.js';
 export { readXmlFeed, type XmlFeedOptions } from './xml-feed.js';
 export { DEFAULT_XML_FEED_LIMITS, GOOGLE_NAMESPACE, type XmlFeedLimits } from './xml-item-collector.js';
 export type * from './types.js';
