@@ -7,10 +7,11 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { isAdsyncError } from '../errors.js';
 import type { Job } from '../jobs/job.js';
-import { loadJob } from '../jobs/load-job.js';
+import { loadJob, peekJobFile } from '../jobs/load-job.js';
 import { BarProgress, LogProgress, NoProgress, type ProgressDisplay } from '../jobs/progress.js';
 import type { RunEnvironment } from '../jobs/run-context.js';
-import { formatSummaryTable, type RunSummary } from '../jobs/summary.js';
+import { formatSummaryTable, unloadedJobSummary, type RunSummary } from '../jobs/summary.js';
+import { scrubSecrets } from '../logging/secrets.js';
 import { openStateStore } from '../state/index.js';
 import type { StateStore } from '../state/store.js';
 import type { CliContext } from './context.js';
@@ -20,15 +21,34 @@ export function lockOwner(): string {
   return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 }
 
-/** Loads each job file; prints the problems of the ones that fail and raises the exit code. */
-export function loadJobs(ctx: CliContext, files: readonly string[], sourceOverride?: string): Job[] {
+export interface LoadJobsOptions {
+  /** Replaces the job's source (backfill --source). */
+  sourceOverride?: string | undefined;
+  /** `--json`: a job file that fails to load gets its JSON summary object too. */
+  json?: boolean;
+  /** The dry_run of those summary objects. */
+  dryRun?: boolean;
+}
+
+/**
+ * Loads each job file; prints the problems of the ones that fail (with --json, a failed
+ * summary object for each too, so a job never goes missing from the output) and raises the
+ * exit code. Two jobs of one name: neither runs (only the message, as before).
+ */
+export function loadJobs(ctx: CliContext, files: readonly string[], options: LoadJobsOptions = {}): Job[] {
   const jobs: Job[] = [];
+  // A settings file that cannot be loaded is no job's problem: it ends the command, once.
+  const settings = ctx.settings;
   for (const file of files) {
     try {
-      jobs.push(loadJob(file, ctx.settings, { cwd: ctx.cwd, sourceOverride }));
+      jobs.push(loadJob(file, settings, { cwd: ctx.cwd, sourceOverride: options.sourceOverride }));
     } catch (error) {
       if (!isAdsyncError(error)) throw error;
       const { text, exitCode } = describeFailure(error);
+      if (options.json) {
+        const message = scrubSecrets(error.hint ? `${error.message} (${error.hint})` : error.message);
+        ctx.io.stdout(`${JSON.stringify(unloadedJobSummary(peekJobFile(file, ctx.cwd), message, exitCode, options.dryRun === true))}\n`);
+      }
       ctx.io.stderr(text);
       ctx.fail(exitCode);
     }

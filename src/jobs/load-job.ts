@@ -15,6 +15,7 @@ import { normalizeCountry } from '../hash/country.js';
 import type { IdentifierType } from '../hash/types.js';
 import { extensionOf, formatOfPath } from '../sources/index.js';
 import type { SourceSpec } from '../sources/types.js';
+import type { RunKind } from '../state/store.js';
 import type { Job, JobBase, ProductSetSpec } from './job.js';
 import { JOB_NAME, JOB_NAME_RULE, jobFileSchema, knownJobKeys, type JobFile } from './job-schema.js';
 import { validateFieldMapping } from '../transform/field-mapping.js';
@@ -35,6 +36,32 @@ export interface LoadJobOptions {
   cwd?: string;
   /** Replaces the job's source (backfill --source), resolved against the working directory. */
   sourceOverride?: string | undefined;
+}
+
+/**
+ * The name and kind of a job file that failed to load, as far as the file tells: `name:`
+ * when it is a valid job name, else the file name; the kind from the block present.
+ */
+export function peekJobFile(path: string, cwd: string = process.cwd()): { name: string; kind: RunKind | undefined; file: string } {
+  const file = resolve(cwd, path);
+  const display = displayPath(file, cwd);
+  let name = basename(file, extname(file));
+  let kind: RunKind | undefined;
+  try {
+    const data: unknown = readYamlFile(file, display);
+    if (typeof data === 'object' && data !== null && !Array.isArray(data)) {
+      const d = data as Record<string, unknown>;
+      if (typeof d.name === 'string' && JOB_NAME.test(d.name)) name = d.name;
+      const audience = d.audience;
+      if (d.catalog !== undefined && audience === undefined) kind = 'catalog';
+      else if (audience !== undefined && d.catalog === undefined) {
+        kind = typeof audience === 'object' && audience !== null && 'do_not_reach_list_id' in audience ? 'do_not_reach' : 'custom_audience';
+      }
+    }
+  } catch {
+    // Unreadable or not YAML: the file name is all there is.
+  }
+  return { name, kind, file: display };
 }
 
 export function loadJob(path: string, settings: Settings, options: LoadJobOptions = {}): Job {

@@ -68,6 +68,37 @@ export function emptySummary(job: string, kind: RunKind, runId: string, dryRun: 
   };
 }
 
+/**
+ * What `--json` prints for a job file that could not be loaded (invalid, unreadable): the
+ * fields of a failed run's summary, with no run (run_id null), the kind when the file says
+ * it (else absent), and the job file.
+ */
+export interface UnloadedJobSummary extends Omit<RunSummary, 'kind' | 'run_id'> {
+  kind?: RunKind | undefined;
+  run_id: null;
+  job_file: string;
+}
+
+export function unloadedJobSummary(
+  job: { name: string; kind: RunKind | undefined; file: string },
+  error: string,
+  exitCode: number,
+  dryRun: boolean,
+): UnloadedJobSummary {
+  // The order of a run's summary: job, kind, run_id, status, ...
+  const { job: name, kind: _kind, run_id: _runId, status: _status, ...counts } = emptySummary(job.name, 'catalog', '', dryRun);
+  return {
+    job: name,
+    ...(job.kind === undefined ? {} : { kind: job.kind }),
+    run_id: null,
+    status: 'failed',
+    ...counts,
+    error,
+    exit_code: exitCode,
+    job_file: job.file,
+  };
+}
+
 function n(value: number): string {
   return value.toLocaleString('en-US');
 }

@@ -524,7 +524,10 @@ describe('usage errors exit 2 with a short message and no stack trace', () => {
       const r = await ws.cli(['run', 'bad.yaml', '--json']);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toBe('adsync: bad.yaml is not valid:\n  name: use letters, digits, dot, dash and underscore, starting with a letter or digit\n');
-      expect(r.stdout).toBe('');
+      // --json: the job is not lost from the output; its name is not one, so the file's is used.
+      expect(r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown)).toEqual([
+        expect.objectContaining({ job: 'bad', kind: 'custom_audience', run_id: null, status: 'failed', exit_code: 2, job_file: 'bad.yaml' }),
+      ]);
     }
     expect(requests()).toBe(0);
     ws.write('good.yaml', audienceJob('name: Acme_CRM-2.eu\n'));

@@ -175,9 +175,11 @@ describe('adsync run of several job files', () => {
     const r = await ws.cli(['run', 'a.yaml', 'broken.yaml', 'b.yaml', '--json']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^adsync: broken\.yaml is not valid:\n/m);
-    expect(summaries(r).map((s) => [s.job, s.status, s.added])).toEqual([
-      ['a', 'success', 1],
-      ['b', 'success', 1],
+    // The broken one gets its JSON object too (printed when it fails to load), no job is lost.
+    expect(summaries(r).map((s) => [s.job, s.status, s.added, s.exit_code])).toEqual([
+      ['broken', 'failed', 0, 2],
+      ['a', 'success', 1, 0],
+      ['b', 'success', 1, 0],
     ]);
     expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email).toHaveLength(2);
   });

@@ -21,7 +21,7 @@ export function registerBackfill(program: Command, ctx: CliContext): void {
     .option('--json', 'print the JSON summary on stdout')
     .option('--rejects-with-values', 'write the raw rejected values (personal data) into the rejects file')
     .action(async (file: string, flags: BackfillFlags) => {
-      const [job] = loadJobs(ctx, [file], flags.source);
+      const [job] = loadJobs(ctx, [file], { sourceOverride: flags.source, json: flags.json === true });
       if (!job) return;
       const store = openStore(ctx);
       try {

@@ -20,7 +20,7 @@ export function parseRatio(value: string): number {
 }
 
 export async function runCommand(ctx: CliContext, files: string[], flags: RunFlags): Promise<void> {
-  const jobs = loadJobs(ctx, files);
+  const jobs = loadJobs(ctx, files, { json: flags.json === true, dryRun: flags.dryRun === true });
   if (jobs.length === 0) return;
   const store = openStore(ctx);
   try {

@@ -14,7 +14,7 @@ export function registerValidate(program: Command, ctx: CliContext): void {
     .option('--json', 'print one JSON summary per job on stdout')
     .option('--rejects-with-values', 'write the raw rejected values into the rejects file')
     .action(async (files: string[], flags: { json?: boolean; rejectsWithValues?: boolean }) => {
-      const jobs = loadJobs(ctx, files);
+      const jobs = loadJobs(ctx, files, { json: flags.json === true, dryRun: true });
       // Nothing of a validation is kept: the state used for deduplication is in memory.
       const store = openStateStore(':memory:');
       try {
