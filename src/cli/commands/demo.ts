@@ -26,7 +26,7 @@ export function registerDemo(program: Command, ctx: CliContext): void {
   program
     .command('demo')
     .description('run the demo jobs against the built-in emulator (no credentials needed)')
-    .option('--json', 'print the JSON summaries instead of tables')
+    .option('--json', 'print the JSON summaries instead of tables (stdout: only those; the rest goes to stderr)')
     .option('--keep', 'keep the temporary folder with the state database and rejects files')
     .action(async (flags: { json?: boolean; keep?: boolean }) => {
       const { startEmulator } = await import('../../emulator/index.js');
@@ -42,7 +42,9 @@ export function registerDemo(program: Command, ctx: CliContext): void {
         ADSYNC_ACCESS_TOKEN_SECRET: c.accessTokenSecret,
       };
       const store = openStateStore(settings.statePath, { offThreadCommitMin: settings.commitThreadMin });
-      const out = ctx.io.stdout;
+      // With --json, stdout holds only the summary objects (one JSON line per job run); the
+      // banner, the headers and the emulator's state go to stderr.
+      const out = flags.json === true ? ctx.io.stderr : ctx.io.stdout;
       try {
         out(`adsync demo: emulator on ${emulator.url}, state in ${work}\n\n`);
         const jobs = DEMO_JOBS.map((f) => loadJob(join(jobsDir(), f), settings, { cwd: ctx.cwd }));

@@ -1,0 +1,26 @@
+/**
+ * `adsync demo --json`: stdout holds only JSON lines, one summary object per job run (two
+ * demo jobs, run twice); the banner, the section headers and the emulator's state go to stderr.
+ */
+import { describe, expect, it } from 'vitest';
+import { baseEnv, ROOT, runCli } from '../helpers/cli.js';
+
+describe('adsync demo --json', () => {
+  it('prints only the summary objects on stdout, everything else on stderr', { timeout: 60_000 }, async () => {
+    const r = await runCli(['demo', '--json'], { env: baseEnv(), cwd: ROOT });
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines.pop()).toBe('');
+    const objects = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(objects.map((o) => [o.job, o.status])).toEqual([
+      ['demo-audience', 'success'],
+      ['demo-catalog', 'success'],
+      ['demo-audience', 'success'],
+      ['demo-catalog', 'success'],
+    ]);
+    expect(r.stderr).toMatch(/^adsync demo: emulator on http:\/\/127\.0\.0\.1:\d+, state in /m);
+    expect(r.stderr).toContain('== first run\n');
+    expect(r.stderr).toContain('== what the emulator now holds\n');
+    expect(r.stderr).toContain('Run history: ADSYNC_STATE=');
+  });
+});
