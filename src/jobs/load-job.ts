@@ -48,9 +48,8 @@ export function peekJobFile(path: string, cwd: string = process.cwd()): { name: 
   let name = basename(file, extname(file));
   let kind: RunKind | undefined;
   try {
-    const data: unknown = readYamlFile(file, display);
-    if (typeof data === 'object' && data !== null && !Array.isArray(data)) {
-      const d = data as Record<string, unknown>;
+    const d: unknown = readYamlFile(file, display, 'job file');
+    if (isRecord(d)) {
       if (typeof d.name === 'string' && JOB_NAME.test(d.name)) name = d.name;
       const audience = d.audience;
       if (d.catalog !== undefined && audience === undefined) kind = 'catalog';
