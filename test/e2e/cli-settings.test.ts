@@ -164,8 +164,13 @@ describe('settings and job keys that must agree with each other', () => {
     expect(r.stderr).toContain('adsync: min.yaml is not valid:\n  retry.min_delay_ms (1000) must not be greater than retry.max_delay_ms (200, from the settings)\n');
     expect(r.stderr).toContain('adsync: max.yaml is not valid:\n  retry.min_delay_ms (20, from the settings) must not be greater than retry.max_delay_ms (10)\n');
     expectNoStack(r);
-    // The valid job still ran; equal delays are fine.
-    expect(summaries(r).map((s) => [s.job, s.status])).toEqual([['crm', 'success']]);
+    // The valid job still ran (the others have failed summary objects); equal delays are fine.
+    expect(summaries(r).map((s) => [s.job, s.status])).toEqual([
+      ['both', 'failed'],
+      ['min', 'failed'],
+      ['max', 'failed'],
+      ['crm', 'success'],
+    ]);
     ws.write('equal.yaml', audienceJob('retry: { min_delay_ms: 300, max_delay_ms: 300 }\n'));
     const equal = await ws.cli(['validate', 'equal.yaml']);
     expect(equal.code, equal.stderr).toBe(0);

@@ -21,6 +21,6 @@ describe('adsync demo --json', () => {
     expect(r.stderr).toMatch(/^adsync demo: emulator on http:\/\/127\.0\.0\.1:\d+, state in /m);
     expect(r.stderr).toContain('== first run\n');
     expect(r.stderr).toContain('== what the emulator now holds\n');
-    expect(r.stderr).toContain('Run history: ADSYNC_STATE=');
+    expect(r.stderr).toContain('adsync demo --keep');
   });
 });

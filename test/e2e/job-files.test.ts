@@ -194,7 +194,10 @@ describe('adsync run of several job files', () => {
     const run = await ws.cli(['run', 'jobs/', 'jobs/a.yaml', '--json']);
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toBe(DIR);
-    expect(summaries(run).map((s) => [s.job, s.status, s.added])).toEqual([['a', 'success', 1]]);
+    expect(summaries(run).map((s) => [s.job, s.status, s.added])).toEqual([
+      ['jobs', 'failed', 0],
+      ['a', 'success', 1],
+    ]);
     // The settings file too.
     const settings = await ws.cli(['--config', 'jobs', 'runs']);
     expect(settings.code, settings.stderr).toBe(2);
@@ -218,7 +221,10 @@ describe('adsync run of several job files', () => {
     expect(r.stderr).toContain('adsync: bomb.yaml: not valid YAML: Excessive alias count indicates a resource exhaustion attack\n');
     expect(r.stderr).not.toMatch(/^\s+at /m);
     expect(r.stderr).not.toContain('internal error');
+    // The broken files' failed summary objects come as they fail to load, before the runs.
     expect(summaries(r).map((s) => [s.job, s.status, s.added])).toEqual([
+      ['alias', 'failed', 0],
+      ['bomb', 'failed', 0],
       ['a', 'success', 1],
       ['b', 'success', 1],
     ]);
