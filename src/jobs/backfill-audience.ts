@@ -6,7 +6,7 @@
  */
 import { readCsvSource } from '../sources/index.js';
 import { IdentifierList } from '../state/identifier-list.js';
-import { AudienceRowMapper, mapCsvBatch } from '../transform/audience-records.js';
+import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, mapCsvBatch } from '../transform/audience-records.js';
 import { backfillStart } from './backfill-checkpoint.js';
 import { BackfillWatermark } from './backfill-watermark.js';
 import { audienceKey, type AudienceJob } from './job.js';
@@ -23,7 +23,7 @@ export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promi
   const { summary, counters } = ctx;
   const { startRow, checkpoint } = await backfillStart(ctx);
   const state = ctx.store.audience(audienceKey(job));
-  const reader = await readCsvSource(job.source);
+  const reader = await readCsvSource(job.source, EXPORT_HEADER_OPTIONS);
   counters.bytesTotal = reader.sizeBytes;
   counters.phase = 'uploading';
   const mapper = new AudienceRowMapper(reader.header, job.audience, reader.name);

@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
 import { readCsv } from '../sources/csv.js';
 import { IdentifierList, transferList } from '../state/identifier-list.js';
-import { AudienceRowMapper, mapCsvBatch } from '../transform/audience-records.js';
+import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, mapCsvBatch } from '../transform/audience-records.js';
 import { partFailureOf, type ExportPartTask, type FromPartWorker, type ToPartWorker } from './export-part-messages.js';
 
 const task = workerData as ExportPartTask;
@@ -65,7 +65,7 @@ async function* partBytes(): AsyncGenerator<Buffer> {
 async function run(): Promise<void> {
   const reader = readCsv(
     { name: task.name, stream: Readable.from(partBytes()), format: task.format },
-    { delimiter: task.delimiter, encoding: task.encoding },
+    { ...EXPORT_HEADER_OPTIONS, delimiter: task.delimiter, encoding: task.encoding },
   );
   const mapper = new AudienceRowMapper(await reader.header(), task.audience, task.name);
   let lastRow = 0;

@@ -27,7 +27,7 @@ import { readCsv } from '../sources/csv.js';
 import { formatOfPath } from '../sources/index.js';
 import { IdentifierList, transferList } from '../state/identifier-list.js';
 import type { AudienceScan } from '../state/store.js';
-import { AudienceRowMapper, mapCsvBatch, type MappedBatch, type RowRejectEntry } from '../transform/audience-records.js';
+import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, mapCsvBatch, type MappedBatch, type RowRejectEntry } from '../transform/audience-records.js';
 import { partFailureOf, type ExportPartTask, type FromPartWorker, type PartFailure, type ToPartWorker } from './export-part-messages.js';
 import type { AudienceJob } from './job.js';
 import type { RunContext } from './run-context.js';
@@ -198,7 +198,7 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
     const first = split.parts[0];
     if (!first) return;
     const stream = createReadStream(job.source.path, { start: 0, end: first.end - 1, highWaterMark: OWN_PART_READ_BYTES });
-    const reader = readCsv({ name: job.source.path, stream, format }, { delimiter: split.delimiter, encoding: job.source.encoding });
+    const reader = readCsv({ name: job.source.path, stream, format }, { ...EXPORT_HEADER_OPTIONS, delimiter: split.delimiter, encoding: job.source.encoding });
     const mapper = new AudienceRowMapper(await reader.header(), job.audience, job.source.path);
     let lastRow = 0;
     // One list for every batch: the scan copies what it is given.

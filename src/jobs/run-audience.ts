@@ -13,7 +13,7 @@ import type { IdentifierType } from '../hash/types.js';
 import { readCsvSource } from '../sources/index.js';
 import { IdentifierList } from '../state/identifier-list.js';
 import type { AudiencePlanOptions, AudienceScan, AudienceState } from '../state/store.js';
-import { AudienceRowMapper, mapCsvBatch } from '../transform/audience-records.js';
+import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, mapCsvBatch } from '../transform/audience-records.js';
 import { readExportInParallel } from './parallel-export-read.js';
 import type { BuiltBatch } from '../uploaders/audience-batch-builder.js';
 import { uploadAudienceUsers, type AudienceUploadResult, type RefusedIdentifier, type UserGrouping } from '../uploaders/audience-uploader.js';
@@ -69,7 +69,7 @@ async function scanExportSequentially(ctx: RunContext, job: AudienceJob, scan: A
   const { counters, summary } = ctx;
   const invalid: Partial<Record<IdentifierType, number>> = {};
   let occurrences = 0;
-  const reader = await readCsvSource(job.source);
+  const reader = await readCsvSource(job.source, EXPORT_HEADER_OPTIONS);
   counters.bytesTotal = reader.sizeBytes;
   const mapper = new AudienceRowMapper(reader.header, job.audience, reader.name);
   // One list for every batch: the scan copies what it is given.

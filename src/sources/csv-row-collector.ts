@@ -28,6 +28,7 @@ export interface CsvCollectorSettings {
   preferTab: boolean;
   encoding: 'utf8' | 'latin1';
   allowRepeatedColumns: boolean;
+  allowUnnamedColumns: boolean;
   maxRowBytes: number;
 }
 
@@ -294,7 +295,7 @@ export class CsvRowCollector {
       if (seen === undefined) positions.set(name, [index + 1]);
       else seen.push(index + 1);
     });
-    if (unnamed.length > 0) {
+    if (unnamed.length > 0 && !this.settings.allowUnnamedColumns) {
       throw new SourceError(`${at}: the header row has no name for ${describeColumns(unnamed)}`, {
         hint: 'name every column, or delete the unnamed ones',
       });

@@ -33,6 +33,8 @@ export interface CsvReadOptions {
   encoding?: 'utf8' | 'latin1' | undefined;
   /** Accept a column name that appears more than once (product feeds). Default: SourceError. */
   allowRepeatedColumns?: boolean | undefined;
+  /** Accept header cells without a name (a trailing delimiter, a blank spreadsheet column). Default: SourceError. */
+  allowUnnamedColumns?: boolean | undefined;
   /** Longest row accepted, in bytes (default 1 MiB): a longer line is rejected and skipped. */
   maxRowBytes?: number | undefined;
 }
@@ -73,6 +75,7 @@ class StreamingCsvReader implements CsvReader {
       preferTab: source.format === 'tsv',
       encoding: options.encoding ?? source.encoding ?? 'utf8',
       allowRepeatedColumns: options.allowRepeatedColumns ?? false,
+      allowUnnamedColumns: options.allowUnnamedColumns ?? false,
       maxRowBytes: options.maxRowBytes ?? DEFAULT_MAX_ROW_BYTES,
     });
     this.run = this.readAll();

@@ -4,7 +4,7 @@
  * least one identifier is valid, each invalid one is dropped and counted; a row with none
  * becomes a reject.
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError, SourceError } from '../errors.js';
 import { hashIdentifier } from '../hash/index.js';
 import type { IdentifierType } from '../hash/types.js';
 import type { CsvBatch, CsvRow } from '../sources/types.js';
@@ -28,12 +28,20 @@ export type AudienceRowResult =
 
 const NO_PROBLEMS: IdentifierProblem[] = [];
 
-/** Finds a column by exact name, then ignoring case and surrounding spaces. */
-function findColumn(header: readonly string[], name: string): number {
-  const exact = header.indexOf(name);
-  if (exact >= 0) return exact;
+/**
+ * How a CRM export's header is read: a column without a name, or a name used twice, is
+ * refused only when the job names it (AudienceRowMapper): a trailing delimiter or a second
+ * "Name" column of the CRM must not stop a run that does not read them.
+ */
+export const EXPORT_HEADER_OPTIONS = { allowRepeatedColumns: true, allowUnnamedColumns: true } as const;
+
+/** The columns of a name: those named exactly so, else those equal ignoring case and surrounding spaces. */
+function matchingColumns(header: readonly string[], name: string): number[] {
+  const where = (test: (h: string) => boolean): number[] => header.flatMap((h, i) => (test(h) ? [i] : []));
+  const exact = where((h) => h === name);
+  if (exact.length > 0) return exact;
   const wanted = name.trim().toLowerCase();
-  return header.findIndex((h) => h.trim().toLowerCase() === wanted);
+  return where((h) => h.trim().toLowerCase() === wanted);
 }
 
 export class AudienceRowMapper {
@@ -48,15 +56,26 @@ export class AudienceRowMapper {
     sourceName: string,
   ) {
     const missing: string[] = [];
+    const ambiguous: string[] = [];
+    /** The one column of a name the job gives (-1 when none or several: recorded as a problem). */
+    const resolve = (what: string, column: string): number => {
+      const found = matchingColumns(header, column);
+      if (found.length === 0) missing.push(`${what} -> "${column}"`);
+      if (found.length > 1) ambiguous.push(`${what} -> "${column}" (columns ${found.map((i) => i + 1).join(', ')})`);
+      return found.length === 1 ? (found[0] ?? -1) : -1;
+    };
     this.columns = [];
     for (const [field, column] of Object.entries(spec.identifiers) as [IdentifierType, string][]) {
-      const index = findColumn(header, column);
-      if (index < 0) missing.push(`${field} -> "${column}"`);
-      else this.columns.push({ field, code: FIELD_CODES[field], index });
+      const index = resolve(field, column);
+      if (index >= 0) this.columns.push({ field, code: FIELD_CODES[field], index });
     }
     this.columns.sort((a, b) => a.code - b.code);
-    this.countryIndex = spec.countryColumn === undefined ? -1 : findColumn(header, spec.countryColumn);
-    if (spec.countryColumn !== undefined && this.countryIndex < 0) missing.push(`country_column -> "${spec.countryColumn}"`);
+    this.countryIndex = spec.countryColumn === undefined ? -1 : resolve('country_column', spec.countryColumn);
+    if (ambiguous.length > 0) {
+      throw new SourceError(`${sourceName} has more than one column for ${ambiguous.join(', ')}: adsync cannot tell which one to read`, {
+        hint: 'give those columns their own names in the export',
+      });
+    }
     if (missing.length > 0) {
       throw new ConfigError(
         `${sourceName} has no column for ${missing.join(', ')}; its columns are: ${header.map((h) => `"${h}"`).join(', ')}`,

@@ -66,6 +66,19 @@ describe('hostile and broken CRM exports', () => {
     expect(r.stderr).toContain('the export has no valid identifier: a mirror run would remove all 6 members; nothing was removed');
   });
 
+  it('columns the job does not read may be unnamed or repeated (a trailing comma, two Name columns); one it reads must be unique', async () => {
+    const loose = await runOn('Id,Name,Email,Name,\nA1,Ann,a1@example.com,Lee,\nA2,Bo,a2@example.com,Ray,\nA3,Cy,a3@example.com,Kim,\n');
+    expect(loose.code, loose.stderr).toBe(0);
+    expect(summaries(loose)[0]).toMatchObject({ status: 'success', read: 3, valid: 3, rejected: 0, added: 0, removed: 0 });
+
+    const twice = await runOn('Id,Email,Email\nA1,a1@example.com,x1@example.com\n');
+    expect(twice.code).toBe(1);
+    expect(errorLines(twice.stderr)).toEqual([
+      expect.stringMatching(/^adsync: job crm failed: \S*exports\/crm\.csv has more than one column for email -> "Email" \(columns 2, 3\): adsync cannot tell which one to read \(give those columns their own names in the export\)$/),
+    ]);
+    expect(summaries(twice)[0]).toMatchObject({ status: 'failed', added: 0, removed: 0, requests: 0 });
+  });
+
   it('an unclosed quote: an error naming the line, exit 1, nothing sent', async () => {
     const r = await runOn('Id,Email\nA1,a1@example.com\nA2,"a2@example.com\nA3,a3@example.com\n');
     expect(r.code).toBe(1);
