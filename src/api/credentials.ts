@@ -16,6 +16,7 @@ import { inspect } from 'node:util';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { ConsumerCredentials, TokenCredentials } from './oauth1.js';
+import { expandHome } from '../config/home-path.js';
 
 export const REDACTED = '[redacted]';
 
@@ -70,7 +71,7 @@ const fileSchema = z.object({ profiles: z.record(z.string(), profileSchema) });
 export type CredentialsFile = z.infer<typeof fileSchema>;
 
 export function defaultCredentialsPath(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.ADSYNC_CREDENTIALS) return env.ADSYNC_CREDENTIALS;
+  if (env.ADSYNC_CREDENTIALS) return expandHome(env.ADSYNC_CREDENTIALS, env);
   const base = env.XDG_CONFIG_HOME || join(homedir(), '.config');
   return join(base, 'adsync', 'credentials.json');
 }

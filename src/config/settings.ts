@@ -13,6 +13,7 @@ import type { RetrySettings } from '../api/retry.js';
 import { ConfigError } from '../errors.js';
 import { OFF_THREAD_MIN_IDENTIFIERS } from '../state/sqlite/audience-commits.js';
 import { parseWithSchema, readYamlFile } from './yaml-file.js';
+import { expandHome } from './home-path.js';
 
 const ratio = z.number().min(0).max(1);
 const positiveInt = z.number().int().positive();
@@ -211,9 +212,9 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
     file: used,
     adsUrl: env.ADSYNC_ADS_URL ? serviceUrl(env.ADSYNC_ADS_URL, 'ADSYNC_ADS_URL', DEFAULT_ADS_URL) : file.ads_url ? serviceUrl(file.ads_url, `${candidate}: ads_url`, DEFAULT_ADS_URL) : DEFAULT_ADS_URL,
     apiUrl: env.ADSYNC_API_URL ? serviceUrl(env.ADSYNC_API_URL, 'ADSYNC_API_URL', DEFAULT_API_URL) : file.api_url ? serviceUrl(file.api_url, `${candidate}: api_url`, DEFAULT_API_URL) : DEFAULT_API_URL,
-    statePath: resolve(cwd, env.ADSYNC_STATE || file.state || DEFAULTS.state),
-    rejectsDir: resolve(cwd, file.rejects_dir ?? DEFAULTS.rejects_dir),
-    credentialsFile: file.credentials_file === undefined ? undefined : resolve(cwd, file.credentials_file),
+    statePath: resolve(cwd, expandHome(env.ADSYNC_STATE || file.state || DEFAULTS.state, env)),
+    rejectsDir: resolve(cwd, expandHome(file.rejects_dir ?? DEFAULTS.rejects_dir, env)),
+    credentialsFile: file.credentials_file === undefined ? undefined : resolve(cwd, expandHome(file.credentials_file, env)),
     concurrency: file.concurrency ?? DEFAULTS.concurrency,
     readThreads: file.read_threads ?? DEFAULTS.read_threads,
     commitThreadMin: file.commit_thread_min === undefined ? DEFAULTS.commit_thread_min : file.commit_thread_min,

@@ -8,6 +8,7 @@
 import { statSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
 import cron from 'node-cron';
+import { expandHome } from '../config/home-path.js';
 import { isValidTimezone, retryDelayProblem, retryFrom, type Settings } from '../config/settings.js';
 import { parseWithSchema, readYamlFile } from '../config/yaml-file.js';
 import { ConfigError } from '../errors.js';
@@ -109,7 +110,7 @@ function resolveJob(f: JobFile, file: string, display: string, settings: Setting
   const problems = valueProblems({ schedule: f.schedule, timezone: f.timezone, defaultCountry: f.audience?.default_country }, settings);
   const timezone = f.timezone ?? settings.timezone;
 
-  const rawSource = options.sourceOverride ?? f.source.path;
+  const rawSource = expandHome(options.sourceOverride ?? f.source.path);
   const sourcePath = isUrl(rawSource) ? rawSource : resolve(options.sourceOverride === undefined ? dirname(file) : cwd, rawSource);
   const source: SourceSpec = { path: sourcePath, format: f.source.format, delimiter: f.source.delimiter, encoding: f.source.encoding };
   // A --source that cannot be read as given is its own problem, not the job file's.

@@ -95,6 +95,23 @@ describe('where the settings come from', () => {
     expect(members()).toHaveLength(2);
   });
 
+  it('a leading ~ in state, rejects_dir, a job source and ADSYNC_STATE is the home folder (no folder named ~)', async () => {
+    const home = join(ws.dir, 'home');
+    mkdirSync(home);
+    writeFileSync(join(home, 'crm.csv'), CRM);
+    ws.write('tilde.yaml', audienceJob().replace('source: { path: crm.csv }', 'source: { path: ~/crm.csv }'));
+    ws.write('tilde-settings.yaml', `${workspaceSettings().replace(/^rejects_dir: .*\n/m, '')}state: ~/adsync/state.sqlite\nrejects_dir: ~/rejects\n`);
+    const r = await ws.cli(['--config', 'tilde-settings.yaml', 'run', 'tilde.yaml', '--json'], { HOME: home, ADSYNC_STATE: undefined, ADSYNC_CONFIG: undefined });
+    expect(r.code, r.stderr).toBe(0);
+    expect(firstSummary(r)).toMatchObject({ status: 'success', read: 3, added: 2 });
+    expect(String(firstSummary(r).rejects_file).startsWith(join(home, 'rejects', 'tilde') + '/')).toBe(true);
+    expect(existsSync(join(home, 'adsync', 'state.sqlite'))).toBe(true);
+    const byVariable = await ws.cli(['runs', '--json'], { HOME: home, ADSYNC_STATE: '~/adsync/state.sqlite' });
+    expect(byVariable.code, byVariable.stderr).toBe(0);
+    expect(byVariable.stdout).toContain('"job":"tilde"');
+    expect(existsSync(join(ws.dir, '~'))).toBe(false);
+  });
+
   it('a settings file named by --config or ADSYNC_CONFIG must exist (exit 2), even when config/adsync.yaml does', async () => {
     ws.write('crm.csv', CRM);
     ws.write('crm.yaml', audienceJob());
