@@ -40,8 +40,9 @@ export async function backfillStart(ctx: RunContext): Promise<{ startRow: number
     }
     startRow = existing.rowsDone;
     ctx.summary.resumed_from_row = startRow;
-    ctx.logger.info({ rowsDone: startRow }, `resuming the backfill: rows 1 to ${startRow} were acknowledged by an earlier run`);
-    ctx.notes.push(`resumed from row ${startRow + 1} (rows 1-${startRow} were acknowledged by an earlier run)`);
+    const done = startRow === 0 ? 'no row was acknowledged by an earlier run' : `rows 1-${startRow} were acknowledged by an earlier run`;
+    ctx.logger.info({ rowsDone: startRow }, `resuming the backfill from row ${startRow + 1}: ${done}`);
+    ctx.notes.push(`resumed from row ${startRow + 1} (${done})`);
   } else if (existing) {
     ctx.logger.info({ rowsDone: existing.rowsDone }, 'starting the backfill over (--restart)');
   }

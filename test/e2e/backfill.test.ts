@@ -103,7 +103,13 @@ describe('adsync backfill', () => {
     const failed = await ws.cli(['backfill', 'daily.yaml', '--source', 'history.csv']);
     expect(failed.code, failed.stderr).toBe(1);
     expect(failed.stderr).toMatch(/answered HTTP 503: SERVICE_UNAVAILABLE.* \(gave up after 3 attempts in \d+\.\d s \(retry\.retries: 2\); run the same backfill command again: it resumes after the last acknowledged row\)/);
-  });
+    // The service is back: the same command resumes, from the first row (none was acknowledged).
+    ws.emulator.clearFaults();
+    const resumed = await ws.cli(['backfill', 'daily.yaml', '--source', 'history.csv', '--json']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(summaries(resumed)[0]).toMatchObject({ status: 'success', resumed_from_row: 0 });
+    expect(resumed.stdout + resumed.stderr).toContain('resumed from row 1 (no row was acknowledged by an earlier run)');
+  }, 60_000);
 
   it('refuses to resume with a different file, and --restart starts over', async () => {
     ws.write('daily.yaml', JOB);
