@@ -80,7 +80,7 @@ export class RejectsFile {
   flush(): void {
     if (this.pending.length === 0) return;
     if (this.fd === undefined) {
-      mkdirSync(dirname(this.path), { recursive: true });
+      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
       this.fd = openSync(this.path, 'w', 0o600);
       this.opened = true;
     }

@@ -7,7 +7,7 @@
  * folder; a dangling one named as such).
  */
 import { existsSync, readFileSync, statSync, symlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
 
@@ -55,6 +55,9 @@ describe('adsync validate', () => {
     const file = /see (\S+\.csv)/.exec(r.stderr)?.[1] ?? '';
     expect(r.stderr).toContain('1 of 2 rows rejected (50.0%, more than max_reject_ratio 0.2)');
     expect(statSync(file).mode & 0o777).toBe(0o600);
+    // The folders adsync makes for it are the owner's alone too (rejects may hold values).
+    expect(statSync(dirname(file)).mode & 0o777).toBe(0o700);
+    expect(statSync(dirname(dirname(file))).mode & 0o777).toBe(0o700);
     expect(readFileSync(file, 'utf8')).toBe('row,line,id,field,reason\n2,3,,email,not an email address\n');
     expect(requests()).toBe(0);
     expect(existsSync(ws.statePath)).toBe(false);
