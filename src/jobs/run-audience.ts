@@ -9,6 +9,7 @@
  * members, or one with more rejected rows than max_reject_ratio.
  */
 import type { AudienceTarget } from '../api/resources/audiences.js';
+import { StateError } from '../errors.js';
 import type { IdentifierType } from '../hash/types.js';
 import { readCsvSource } from '../sources/index.js';
 import { IdentifierList } from '../state/identifier-list.js';
@@ -142,7 +143,11 @@ export async function sendIdentifiers(
     onFailed: (users, error) => {
       if (!failureNoted) {
         failureNoted = true;
-        ctx.logger.error({ error: error.message, users }, 'a batch could not be delivered');
+        // A state error comes from committing a batch the service did acknowledge.
+        ctx.logger.error(
+          { error: error.message, users },
+          error instanceof StateError ? 'a batch the service acknowledged could not be committed to the state (the next run sends it again)' : 'a batch could not be delivered',
+        );
       }
     },
   });

@@ -46,6 +46,9 @@ describe('a commit the state database refuses', () => {
     expect(failed.code, failed.stderr).toBe(1);
     expectNoStackTrace(failed);
     expect(failed.stderr).toContain(`cannot commit to the state database ${ws.statePath}: no such table: audience_members`);
+    // The log says what happened: delivered, not committed (not "could not be delivered").
+    expect(failed.stderr).toContain('a batch the service acknowledged could not be committed to the state (the next run sends it again)');
+    expect(failed.stderr).not.toContain('a batch could not be delivered');
     renameMembers('audience_members_away', 'audience_members');
     expectAudienceStateBehindService(before, committedAudience(ws.statePath), emulatorAudience(ws));
 
