@@ -11,7 +11,7 @@
  * product stays in the state.
  */
 import type { AdsApiClient } from '../api/client.js';
-import { AuthError, ForbiddenError, NotFoundError } from '../api/errors.js';
+import { ApiRequestError, AuthError, ForbiddenError, NotFoundError } from '../api/errors.js';
 import { deleteProducts, describeServiceMessage, putProducts, serviceMessageParts, type ProductResult } from '../api/resources/catalogs.js';
 import { InternalError, toAdsyncError, type AdsyncError } from '../errors.js';
 import type { ProductToDelete, ProductToSend } from '../state/store.js';
@@ -68,8 +68,7 @@ function isFatal(error: AdsyncError): boolean {
   return error instanceof AuthError || error instanceof ForbiddenError || error instanceof NotFoundError || error.retryable;
 }
 
-function outcomeOf(product: ProductToSend, result: ProductResult | undefined): ProductOutcome {
-  if (!result) return { kind: 'rejected', product, errors: [{ parameter: '', text: 'the service returned no result for this product' }] };
+function outcomeOf(product: ProductToSend, result: ProductResult): ProductOutcome {
   const warnings = (result.warnings ?? []).map(describeServiceMessage);
   switch (result.status) {
     case 'CREATE_SUCCESS':
@@ -116,13 +115,22 @@ export async function upsertProductBatches(
     if (result.fatal) return;
     try {
       const results = await putProducts(options.client, options.catalogId, productsBody(products), products.length);
-      const outcomes = products.map((p, i) => {
+      const outcomes: ProductOutcome[] = [];
+      let unanswered = 0;
+      products.forEach((p, i) => {
         const r = results[i];
         // Results come in request order; an id that does not match means the order cannot be trusted.
         const matched = r && (r.id === undefined || r.id === null || r.id === p.id) ? r : results.find((x) => x.id === p.id);
-        return outcomeOf(p, matched);
+        if (matched) outcomes.push(outcomeOf(p, matched));
+        else unanswered += 1;
       });
       await options.onAcknowledged(outcomes, seq);
+      // A product the answer does not mention may or may not have been applied: not delivered
+      // as far as adsync knows (not a refusal); the next run sends it again.
+      if (unanswered > 0) {
+        result.failed += unanswered;
+        options.onFailed?.(unanswered, new ApiRequestError({ method: 'PUT', path: `/12/product_catalogs/${options.catalogId}/products` }, `the service's answer has no result for ${unanswered} of the ${products.length} products sent`));
+      }
       for (const o of outcomes) {
         if (o.kind === 'rejected') result.rejected += 1;
         else {
