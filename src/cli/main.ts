@@ -68,13 +68,26 @@ export async function main(argv: string[], io: CliIo = processIo(), env: NodeJS.
   const ctx = new CliContext(io, env, cwd, () => holder.program?.opts<GlobalOptions>() ?? {});
   const program = buildProgram(ctx);
   holder.program = program;
+  /**
+   * On a terminal, a line through the terminal's output (above the progress bar, not in it);
+   * elsewhere (cron, systemd), a log line like the others, so that a log of JSON lines stays one.
+   */
+  const say = (signal: NodeJS.Signals, text: string): void => {
+    if (io.isTty) ctx.terminal.line(`adsync: ${signal} ${text}\n`);
+    else {
+      try {
+        ctx.logger.warn({ signal }, `${signal} ${text}`);
+      } catch {
+        io.stderr(`adsync: ${signal} ${text}\n`); // no logger (a bad ADSYNC_LOG_LEVEL)
+      }
+    }
+  };
   const onSignal = (signal: NodeJS.Signals): void => {
     if (ctx.shutdown.signal.aborted) {
-      ctx.terminal.line(`adsync: ${signal} again: stopping now\n`);
+      say(signal, 'again: stopping now');
       process.exit(130);
     }
-    // Through the terminal's output: on a terminal, above the progress bar, not in it.
-    ctx.terminal.line(`adsync: ${signal} received: finishing the requests in flight, then stopping (send again to stop at once)\n`);
+    say(signal, 'received: finishing the requests in flight, then stopping (send again to stop at once)');
     ctx.shutdown.abort();
   };
   process.on('SIGTERM', onSignal);

@@ -166,6 +166,9 @@ describe('adsync schedule', () => {
     const r = await done;
     expect(r.code, r.stderr).toBe(0);
     const afterSignal = r.stderr.slice(r.stderr.indexOf('SIGTERM received'));
+    // Off a terminal the notice is a log line like the others (a log of JSON lines stays one).
+    const notice = r.stderr.split('\n').find((l) => l.includes('SIGTERM received')) ?? '';
+    expect(JSON.parse(notice)).toMatchObject({ level: 40, signal: 'SIGTERM', msg: 'SIGTERM received: finishing the requests in flight, then stopping (send again to stop at once)' });
     // The run in progress ended after the signal, and said how...
     expect(afterSignal, r.stderr).toMatch(/"msg":"run (success|interrupted)"/);
     // ...but no run is coming: none is announced.
