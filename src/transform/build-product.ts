@@ -96,6 +96,18 @@ function singleValue(raw: RawValue, field: ProductAttribute, findings: RuleFindi
   return undefined;
 }
 
+/**
+ * product_type may be given several times (Google Merchant takes up to 5 and uses the first):
+ * the first non-empty value, with a warning when others differ.
+ */
+function firstValue(raw: RawValue, field: ProductAttribute, findings: RuleFindings): string {
+  if (raw === undefined) return '';
+  if (typeof raw === 'string') return raw.trim();
+  const values = [...new Set(raw.map((v) => v.trim()).filter((v) => v !== ''))];
+  if (values.length > 1) findings.warnings.push(`${field}: ${values.length} values; the first is sent (Google Merchant uses the first too)`);
+  return values[0] ?? '';
+}
+
 function missing(field: ProductAttribute, source: string | undefined): RejectReason {
   return { field, reason: source === undefined ? 'is required' : `is required (source field ${quote(source)} is missing or empty)` };
 }
@@ -124,7 +136,7 @@ export function buildProduct(item: FeedItem, mapping?: FieldMapping): ProductBui
       if (value === undefined) continue;
       result = additionalImageLinks(typeof value === 'string' ? [value] : value, findings);
     } else {
-      const single = singleValue(value, plan.name, findings);
+      const single = plan.name === 'product_type' ? firstValue(value, plan.name, findings) : singleValue(value, plan.name, findings);
       if (single === undefined) continue;
       if (single === '') {
         if (plan.required) findings.reasons.push(missing(plan.name, resolver.sources[index]));

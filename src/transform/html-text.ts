@@ -7,7 +7,8 @@
  *   "<b>50</b>%" is "50%".
  * - Comments, <!DOCTYPE ...>, <?xml ...?> and script and style elements with their content
  *   are removed; a CDATA section keeps its text.
- * - Character references are decoded once (html-entities.ts): "&amp;lt;" gives "&lt;".
+ * - Character references are decoded once (html-entities.ts): "&amp;lt;" gives "&lt;". Markup
+ *   that decoding reveals ("&lt;p&gt;" in a CSV cell) is removed as markup, in another pass.
  * - Runs of whitespace and control characters (line breaks, tabs, no-break spaces, also when
  *   written as &nbsp; or &#10;) become one space; the result is trimmed.
  *
@@ -94,7 +95,21 @@ function markupAt(text: string, at: number): Markup | undefined {
   return { end, space: !inline };
 }
 
+/** Whether the text holds markup (something shaped like a tag after a "<"). */
+function hasMarkup(text: string): boolean {
+  for (let at = text.indexOf('<'); at !== -1; at = text.indexOf('<', at + 1)) if (markupAt(text, at) !== undefined) return true;
+  return false;
+}
+
 export function htmlToPlainText(html: string): string {
+  let text = plainTextPass(html);
+  // Markup escaped once more ("&lt;p&gt;", as CSV exports and CDATA sections hold it) is markup
+  // once decoded: the service refuses it as HTML tags, so it goes too.
+  for (let pass = 0; pass < 2 && text.includes('<') && hasMarkup(text); pass++) text = plainTextPass(text);
+  return text;
+}
+
+function plainTextPass(html: string): string {
   // No markup (most CSV feeds): references and whitespace only.
   if (!html.includes('<')) return collapseWhitespace(decodeEntities(html));
   // Markup and references are replaced in one pass that jumps from one "<" or "&" to the

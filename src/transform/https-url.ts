@@ -21,6 +21,25 @@ export function httpsUrlProblem(url: string): string | undefined {
   return `${quote(url)} is not a valid https URL`;
 }
 
+/**
+ * Why the value is not an http or https URL (images: ads-api.md asks https of link and
+ * mobile_link only), or undefined when it is one.
+ */
+export function webUrlProblem(url: string): string | undefined {
+  if (!HTTP_PREFIX.test(url)) return httpsUrlProblem(url)?.replace('is not a valid https URL', 'is not a valid http or https URL');
+  const asHttps = `https://${url.slice('http://'.length)}`;
+  const problem = httpsUrlProblem(asHttps);
+  return problem === undefined ? undefined : problem.replace(quote(asHttps), quote(url)).replace('is not a valid https URL', 'is not a valid http or https URL');
+}
+
+/**
+ * A URL as an entry of a comma-separated list: its own commas (image CDNs use them:
+ * .../w_500,h_500/...) percent-encoded, or the service would split the URL in two.
+ */
+export function listEntryUrl(url: string): string {
+  return url.includes(',') ? url.replaceAll(',', '%2C') : url;
+}
+
 /** The URLs of a comma-separated list, or of each of several values; empty entries dropped. */
 export function splitUrlList(values: readonly string[]): string[] {
   const urls: string[] = [];

@@ -19,7 +19,7 @@ import { AGE_GROUP_SPELLINGS, AVAILABILITY_SPELLINGS, CONDITION_SPELLINGS, GENDE
 import { decodeEntities } from './html-entities.js';
 import { htmlToPlainText } from './html-text.js';
 import { parsePrice } from './price.js';
-import { httpsUrlProblem, nonImageExtension, splitUrlList } from './https-url.js';
+import { httpsUrlProblem, listEntryUrl, nonImageExtension, splitUrlList, webUrlProblem } from './https-url.js';
 import { gtinProblem } from './gtin.js';
 import { parseEffectiveDateRange } from './effective-date.js';
 import { characterCount, collapseWhitespace, exceedsCharacters, quote } from './text-values.js';
@@ -84,7 +84,7 @@ function imageWarning(field: string, url: string, findings: RuleFindings): void 
 }
 
 const imageLink: AttributeRule = (value, field, findings) => {
-  const problem = httpsUrlProblem(value);
+  const problem = webUrlProblem(value);
   if (problem !== undefined) return reject(findings, field, problem);
   imageWarning(field, value, findings);
   return value;
@@ -179,9 +179,11 @@ export function additionalImageLinks(values: readonly string[], findings: RuleFi
   const before = findings.reasons.length;
   if (urls.length > ADDITIONAL_IMAGE_LINKS_MAX) reject(findings, field, `has ${urls.length} URLs; at most ${ADDITIONAL_IMAGE_LINKS_MAX} are allowed`);
   urls.forEach((url, index) => {
-    const problem = httpsUrlProblem(url);
+    const problem = webUrlProblem(url);
     if (problem !== undefined) reject(findings, field, `URL ${index + 1}: ${problem}`);
     else imageWarning(field, url, findings);
   });
-  return findings.reasons.length === before ? urls.join(',') : undefined;
+  if (findings.reasons.length !== before) return undefined;
+  if (urls.some((url) => url.includes(','))) findings.warnings.push(`${field}: commas inside a URL are sent as %2C (the list is comma-separated)`);
+  return urls.map(listEntryUrl).join(',');
 }

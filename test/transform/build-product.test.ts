@@ -169,6 +169,12 @@ describe('buildProduct: field names', () => {
     ]);
   });
 
+  it('sends the first of several product_type values (Google Merchant takes up to 5 and uses the first), with a warning', () => {
+    const result = buildProduct(feedItem({ product_type: ['Shoes > Running', '', 'Sale > Summer', 'Shoes > Running'] }));
+    expect(result).toMatchObject({ ok: true, product: { product_type: 'Shoes > Running' }, warnings: ['product_type: 2 values; the first is sent (Google Merchant uses the first too)'] });
+    expect(buildProduct(feedItem({ product_type: ['Shoes > Running', ' Shoes > Running '] }))).toMatchObject({ ok: true, warnings: [] });
+  });
+
   it('treats an empty repeated element as absent', () => {
     expect(reasonsOf(buildProduct(feedItem({ title: ['', '  '] })))).toStrictEqual([{ field: 'title', reason: 'is required' }]);
   });
@@ -220,7 +226,7 @@ describe('buildProduct: every reason at once', () => {
         image_link: 'not a url',
         brand: undefined,
         gtin: '4006381333932',
-        additional_image_link: 'https://cdn.example.com/a.jpg, http://cdn.example.com/b.jpg',
+        additional_image_link: 'https://cdn.example.com/a.jpg, ftp://cdn.example.com/b.jpg',
         inventory: 'many',
         sale_price: '9.99 EUR',
         sale_price_effective_date: '2024-12-02T00:00Z/2024-11-29T00:00Z',
@@ -238,9 +244,9 @@ describe('buildProduct: every reason at once', () => {
         { field: 'condition', reason: 'is required' },
         { field: 'price', reason: '"19,99 EUR": use "." as the decimal point and no thousands separator (e.g. 19.99 USD)' },
         { field: 'link', reason: '"http://shop.example.com/p/1" must use https' },
-        { field: 'image_link', reason: '"not a url" is not a valid https URL' },
+        { field: 'image_link', reason: '"not a url" is not a valid http or https URL' },
         { field: 'gtin', reason: '"4006381333932" has a wrong check digit (expected 1)' },
-        { field: 'additional_image_link', reason: 'URL 2: "http://cdn.example.com/b.jpg" must use https' },
+        { field: 'additional_image_link', reason: 'URL 2: "ftp://cdn.example.com/b.jpg" is not a valid http or https URL' },
         { field: 'inventory', reason: '"many" is not a whole number of 0 or more' },
         { field: 'sale_price_effective_date', reason: 'start 2024-12-02T00:00Z is not before end 2024-11-29T00:00Z' },
         { field: 'gender', reason: '"men" is not one of: female, male, unisex' },

@@ -8,11 +8,31 @@ describe('link, image_link, mobile_link: https URLs', () => {
     expect(buildProduct(feedItem({ [attribute]: url }))).toMatchObject({ ok: true, product: { [attribute]: url } });
   });
 
-  it.each(['link', 'image_link', 'mobile_link'])('%s rejects http', (attribute) => {
+  it.each(['link', 'mobile_link'])('%s rejects http (ads-api.md: "must use https")', (attribute) => {
     expect(buildProduct(feedItem({ [attribute]: 'http://shop.example.com/p/1.jpg' }))).toStrictEqual({
       ok: false,
       id: 'SKU-001',
       reasons: [{ field: attribute, reason: '"http://shop.example.com/p/1.jpg" must use https' }],
+    });
+  });
+
+  it('image_link and additional_image_link take http too (ads-api.md asks https of the links only), checked like https', () => {
+    const http = 'http://cdn.example.com/p/1.jpg';
+    expect(buildProduct(feedItem({ image_link: http, additional_image_link: [http, 'HTTP://cdn.example.com/p/2.png'] }))).toMatchObject({
+      ok: true,
+      product: { image_link: http, additional_image_link: `${http},HTTP://cdn.example.com/p/2.png` },
+    });
+    expect(buildProduct(feedItem({ image_link: 'http://cdn.example.com/my image.jpg', additional_image_link: 'http:///x.jpg' }))).toStrictEqual({
+      ok: false,
+      id: 'SKU-001',
+      reasons: [
+        { field: 'image_link', reason: '"http://cdn.example.com/my image.jpg" contains whitespace; encode a space as %20' },
+        { field: 'additional_image_link', reason: 'URL 1: "http:///x.jpg" is not a valid http or https URL' },
+      ],
+    });
+    expect(buildProduct(feedItem({ image_link: 'ftp://cdn.example.com/1.jpg' }))).toMatchObject({
+      ok: false,
+      reasons: [{ field: 'image_link', reason: '"ftp://cdn.example.com/1.jpg" is not a valid http or https URL' }],
     });
   });
 
@@ -82,11 +102,12 @@ describe('additional_image_link: up to 10 https URLs', () => {
     });
   });
 
-  it('keeps commas inside a URL (image CDN transformations)', () => {
+  it('keeps commas inside a URL (image CDN transformations), sent as %2C: the list sent is comma-separated', () => {
     const cdn = 'https://res.cloudinary.com/demo/image/upload/w_500,h_500,c_fill/sample.jpg';
     expect(buildProduct(feedItem({ additional_image_link: `${cdn},${image(1)}` }))).toMatchObject({
       ok: true,
-      product: { additional_image_link: `${cdn},${image(1)}` },
+      product: { additional_image_link: `https://res.cloudinary.com/demo/image/upload/w_500%2Ch_500%2Cc_fill/sample.jpg,${image(1)}` },
+      warnings: ['additional_image_link: commas inside a URL are sent as %2C (the list is comma-separated)'],
     });
   });
 
@@ -98,15 +119,15 @@ describe('additional_image_link: up to 10 https URLs', () => {
     expect(buildProduct(feedItem({ additional_image_link: ' , ' }))).toMatchObject({ ok: true, product: BASE_PRODUCT });
   });
 
-  it('rejects each URL that is not https, naming its position, with the count reason too', () => {
-    const list = [...images(10), 'http://cdn.example.com/x.jpg', 'cdn.example.com/y.jpg'];
+  it('rejects each URL that is not an http(s) URL, naming its position, with the count reason too', () => {
+    const list = [...images(10), 'ftp://cdn.example.com/x.jpg', 'cdn.example.com/y.jpg'];
     expect(buildProduct(feedItem({ additional_image_link: list }))).toStrictEqual({
       ok: false,
       id: 'SKU-001',
       reasons: [
         { field: 'additional_image_link', reason: 'has 12 URLs; at most 10 are allowed' },
-        { field: 'additional_image_link', reason: 'URL 11: "http://cdn.example.com/x.jpg" must use https' },
-        { field: 'additional_image_link', reason: 'URL 12: "cdn.example.com/y.jpg" is not a valid https URL' },
+        { field: 'additional_image_link', reason: 'URL 11: "ftp://cdn.example.com/x.jpg" is not a valid http or https URL' },
+        { field: 'additional_image_link', reason: 'URL 12: "cdn.example.com/y.jpg" is not a valid http or https URL' },
       ],
     });
   });
