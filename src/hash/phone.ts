@@ -1,9 +1,9 @@
-import { ParseError, parsePhoneNumberWithError, type CountryCode, type PhoneNumber } from 'libphonenumber-js/core';
+import { getCountryCallingCode, Metadata, ParseError, parsePhoneNumberWithError, type CountryCode, type PhoneNumber } from 'libphonenumber-js/core';
 import { alreadyHashed } from './already-hashed.js';
 import { isKnownCountry, normalizeCountry } from './country.js';
 import { fastPhoneText } from './phone-fast-path.js';
 import { PHONE_METADATA } from './phone-metadata.js';
-import { EMPTY, NO_COUNTRY, NOT_A_NUMBER, notValid, TOO_LONG, TOO_SHORT, UNKNOWN_CALLING_CODE, UNPARSABLE } from './phone-reasons.js';
+import { EMPTY, NO_COUNTRY, NOT_A_NUMBER, notValid, PARAMETERS, TOO_LONG, TOO_SHORT, UNKNOWN_CALLING_CODE, UNPARSABLE } from './phone-reasons.js';
 import { rejected, toNormalized } from './result.js';
 import type { NormalizeContext, Normalized, NormalizedText, Rejected } from './types.js';
 
@@ -63,6 +63,57 @@ export function phoneTextWithoutFastPath(raw: string, ctx?: NormalizeContext): N
   return phoneTextWith(raw, ctx, false);
 }
 
+/** Digits written with separators only: no +, no letters, no extension. */
+const DIGITS_ONLY = /^[0-9 ().\-/]+$/;
+
+/** Per country: its calling code and national (trunk) prefix, from the metadata. */
+const dialingByCountry = new Map<CountryCode, { callingCode: string; trunkPrefix: string | undefined }>();
+
+function dialingOf(country: CountryCode): { callingCode: string; trunkPrefix: string | undefined } {
+  let dialing = dialingByCountry.get(country);
+  if (dialing === undefined) {
+    const metadata = new Metadata(PHONE_METADATA);
+    metadata.selectNumberingPlan(country);
+    // nationalPrefix() is there at run time; the library's types leave it out.
+    const plan = metadata.numberingPlan as unknown as { nationalPrefix(): string | undefined } | undefined;
+    dialing = { callingCode: getCountryCallingCode(country, PHONE_METADATA), trunkPrefix: plan?.nationalPrefix() || undefined };
+    dialingByCountry.set(country, dialing);
+  }
+  return dialing;
+}
+
+/**
+ * A number whose '+' was lost (a spreadsheet drops it: +49 151 23456789 becomes 4915123456789)
+ * in a country whose national numbers are written with a trunk prefix (0 in Germany): digits
+ * that start with the country's calling code and not with its trunk prefix are read as
+ * international when that reading is a valid number. libphonenumber-js reads them as a
+ * national number of that country when the numbering plan allows it (49 151... as 0491
+ * 5123456789 in Germany), which hashes to a number nobody has. Countries without a trunk
+ * prefix (Italy) keep libphonenumber-js's reading: there a national number may start with
+ * the calling code (393 ... is an Italian mobile).
+ */
+function lostPlusReading(text: string, country: CountryCode, fastPath: boolean): string | undefined {
+  const { callingCode, trunkPrefix } = dialingOf(country);
+  if (trunkPrefix === undefined) return undefined;
+  // Most cells are out at the first digit (a trunk prefix, an area code): no regex, no copy.
+  let first = 0;
+  while (first < text.length && (text.charCodeAt(first) < 48 || text.charCodeAt(first) > 57)) first++;
+  if (text.charCodeAt(first) !== callingCode.charCodeAt(0) || !DIGITS_ONLY.test(text)) return undefined;
+  const digits = text.replace(/[^0-9]/g, '');
+  if (!digits.startsWith(callingCode) || digits.startsWith(trunkPrefix)) return undefined;
+  const international = `+${digits}`;
+  return typeof phoneTextWith(international, undefined, fastPath) === 'string' ? international : undefined;
+}
+
+/**
+ * What is parsed for a cell: the text in the row's country, or the text read as international
+ * (lostPlusReading) without one. The fast path and libphonenumber-js both parse this.
+ */
+export function phoneInput(text: string, country: CountryCode | undefined, fastPath = true): { text: string; country: CountryCode | undefined } {
+  const international = country === undefined ? undefined : lostPlusReading(text, country, fastPath);
+  return international === undefined ? { text, country } : { text: international, country: undefined };
+}
+
 function phoneTextWith(raw: string, ctx: NormalizeContext | undefined, fastPath: boolean): NormalizedText {
   const text = raw.trim();
   if (text === '') return EMPTY;
@@ -71,21 +122,24 @@ function phoneTextWith(raw: string, ctx: NormalizeContext | undefined, fastPath:
     if (hashed !== undefined) return hashed;
   }
 
+  // libphonenumber-js tests a phone-context with 'g'-flag expressions whose lastIndex carries
+  // over between calls: the same cell would be valid on one row and not on the next.
+  if (text.includes(';')) return PARAMETERS;
   const code = givenCode(ctx);
-  const country = code === undefined ? undefined : normalizeCountry(code);
+  const input = phoneInput(text, code === undefined ? undefined : normalizeCountry(code), fastPath);
   if (fastPath) {
-    const fast = fastPhoneText(text, country);
+    const fast = fastPhoneText(input.text, input.country);
     if (fast !== undefined) return fast;
   }
-  const unknownCountry = code !== undefined && country === undefined ? code.trim() : undefined;
+  const unknownCountry = code !== undefined && normalizeCountry(code) === undefined ? code.trim() : undefined;
 
   let phone: PhoneNumber;
   try {
-    phone = parsePhoneNumberWithError(text, parseOptions(country), PHONE_METADATA);
+    phone = parsePhoneNumberWithError(input.text, parseOptions(input.country), PHONE_METADATA);
   } catch (error) {
     // ParseError says what is wrong with the text. Anything else would be a libphonenumber-js
     // bug on this one input: it rejects the value (one row), it does not end the run.
-    return error instanceof ParseError ? parseFailure(error.message, text, unknownCountry) : UNPARSABLE;
+    return error instanceof ParseError ? parseFailure(error.message, input.text, unknownCountry) : UNPARSABLE;
   }
   if (phone.isValid()) return phone.number.slice(1);
   return legacyMexicanMobile(phone) ?? notValid(phone.country ?? `+${phone.countryCallingCode}`);
