@@ -18,15 +18,29 @@ const EMPTY = rejected('empty email');
 const NOT_AN_EMAIL = rejected('not an email address');
 const TOO_LONG = rejected(`email address longer than ${MAX_EMAIL_LENGTH} characters`);
 
+const NON_ASCII = /[^ -~\t\r\n]/;
+/** Invisible format characters (zero-width space and joiners, soft hyphen, BOM): never part of an address. */
+const FORMAT_CHARACTERS = /\p{Cf}/gu;
+/** A mailto: link as a spreadsheet or a CRM writes it: the scheme and any ?subject=... go. */
+const MAILTO = /^mailto:([^?]*)(?:\?.*)?$/is;
+
 /**
  * Email: trim leading and trailing whitespace, lowercase. No provider-specific rewriting (no
- * Gmail dot or +tag removal): X matches on the address as the docs normalize it.
+ * Gmail dot or +tag removal): X matches on the address as the docs normalize it. What a
+ * person cannot see or did not mean as part of the address goes first: a `mailto:` scheme,
+ * invisible format characters (a zero-width space pasted from a web page), and compatibility
+ * forms (NFKC: a fullwidth ＡＤＡ typed with an Asian keyboard layout is ada; é written as e and
+ * a combining accent is the one character é).
  */
 export function emailText(raw: string): NormalizedText {
-  const trimmed = raw.trim();
+  let trimmed = raw.trim();
   if (trimmed === '') return EMPTY;
   const hashed = alreadyHashed(trimmed);
   if (hashed !== undefined) return hashed;
+  if (NON_ASCII.test(trimmed)) trimmed = trimmed.replace(FORMAT_CHARACTERS, '').normalize('NFKC').trim();
+  const link = MAILTO.exec(trimmed);
+  if (link) trimmed = (link[1] ?? '').trim();
+  if (trimmed === '') return EMPTY;
   if (trimmed.length > MAX_EMAIL_LENGTH) return TOO_LONG;
   const email = trimmed.toLowerCase();
   return EMAIL_PATTERN.test(email) ? email : NOT_AN_EMAIL;

@@ -15,11 +15,23 @@ describe('normalizeCountry', () => {
     ['fr\t', 'FR'],
     ['UK', 'GB'],
     ['uk', 'GB'],
+    // What CRM exports write in a country column: names in English, the ways of the US.
+    ['USA', 'US'],
+    ['U.S.', 'US'],
+    ['United States', 'US'],
+    ['united states of america', 'US'],
+    ['United  Kingdom', 'GB'],
+    ['Great Britain', 'GB'],
+    ['Germany', 'DE'],
+    [' south korea ', 'KR'],
+    ['Hong Kong', 'HK'],
+    ['Turkey', 'TR'],
+    ['Türkiye', 'TR'],
   ])('%j -> %s', (raw, code) => {
     expect(normalizeCountry(raw)).toBe(code);
   });
 
-  it.each(['', '  ', 'XX', 'USA', 'United States', 'U.S.', 'EU', 'ZZ', 'u', '001', 'constructor', 'toString', '__proto__'])(
+  it.each(['', '  ', 'XX', 'EU', 'ZZ', 'u', '001', 'Deutschland', 'America', 'constructor', 'toString', '__proto__', 'TOSTRING'])(
     '%j is not a country',
     (raw) => {
       expect(normalizeCountry(raw)).toBeUndefined();

@@ -86,9 +86,9 @@ describe('job files', () => {
 
   it('checks the cron expression, the time zone, the country and the file format', () => {
     expect(
-      problem('checks.yaml', `account_id: a\nschedule: "61 * * * *"\ntimezone: Mars/Olympus\nsource: { path: export.dat }\n${audience}  default_country: USA\n`),
+      problem('checks.yaml', `account_id: a\nschedule: "61 * * * *"\ntimezone: Mars/Olympus\nsource: { path: export.dat }\n${audience}  default_country: Amerika\n`),
     ).toMatch(
-      /^checks\.yaml is not valid:\n {2}schedule: "61 \* \* \* \*" is not a valid cron expression \(.+\)\n {2}timezone: unknown time zone "Mars\/Olympus" \(use an IANA name such as Europe\/Berlin\)\n {2}audience\.default_country: "USA" is not an ISO 3166-1 alpha-2 country code \(e\.g\. US, GB, DE\)\n {2}source\.format: cannot tell the format of "export\.dat" from its name; set format: csv, tsv or xml$/,
+      /^checks\.yaml is not valid:\n {2}schedule: "61 \* \* \* \*" is not a valid cron expression \(.+\)\n {2}timezone: unknown time zone "Mars\/Olympus" \(use an IANA name such as Europe\/Berlin\)\n {2}audience\.default_country: "Amerika" is not an ISO 3166-1 alpha-2 country code \(e\.g\. US, GB, DE\)\n {2}source\.format: cannot tell the format of "export\.dat" from its name; set format: csv, tsv or xml$/,
     );
   });
 
