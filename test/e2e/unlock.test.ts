@@ -7,7 +7,9 @@
  */
 import http, { type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
@@ -129,7 +131,19 @@ describe('adsync unlock', () => {
     expect(lockRow()).toBeUndefined();
   });
 
-  it('says when the job is not locked', async () => {
+  it('says when the job is not locked; without a state database makes none (nor does adsync runs)', async () => {
+    const missing = join(ws.dir, 'nowhere', 'state.sqlite');
+    const none = await ws.cli(['unlock', 'crm'], { ADSYNC_STATE: missing });
+    expect(none.code).toBe(0);
+    expect(none.stderr).toBe(`job crm is not locked: there is no state database at ${missing} (ADSYNC_STATE, or state: in the settings)\n`);
+    const runs = await ws.cli(['runs', '--json'], { ADSYNC_STATE: missing });
+    expect(runs.code).toBe(0);
+    expect(runs.stdout).toBe('');
+    expect(runs.stderr).toBe(`no runs recorded: there is no state database at ${missing} (ADSYNC_STATE, or state: in the settings)\n`);
+    expect(existsSync(missing)).toBe(false);
+    expect(existsSync(dirname(missing))).toBe(false);
+    // The workspace's state database, which has no lock for the job.
+    expect(existsSync(ws.statePath)).toBe(true);
     const unlock = await ws.cli(['unlock', 'crm']);
     expect(unlock.code).toBe(0);
     expect(unlock.stderr).toBe('job crm is not locked\n');

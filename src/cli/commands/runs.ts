@@ -1,5 +1,6 @@
 /** `adsync runs`: run history from the state database. `adsync unlock`: remove the lock of a run that died. */
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { LockedError } from '../../errors.js';
 import { inspectLockOwner } from '../../jobs/job-lock.js';
@@ -56,6 +57,11 @@ export function registerRuns(program: Command, ctx: CliContext): void {
     .addOption(new Option('--limit <n>', 'how many runs').default(20).argParser(parseLimit))
     .option('--json', 'one JSON object per run')
     .action(async (flags: { job?: string; limit: number; json?: boolean }) => {
+      // Reading the history makes no state database (a mistyped ADSYNC_STATE made an empty one, and its folders).
+      if (!existsSync(ctx.settings.statePath)) {
+        ctx.io.stderr(`no runs recorded: there is no state database at ${ctx.settings.statePath} (ADSYNC_STATE, or state: in the settings)\n`);
+        return;
+      }
       const store = openStore(ctx);
       try {
         const runs = await store.runs.list({ job: flags.job, limit: flags.limit });
@@ -80,6 +86,10 @@ export function registerRuns(program: Command, ctx: CliContext): void {
 }
 
 async function unlock(ctx: CliContext, job: string, force: boolean): Promise<void> {
+  if (!existsSync(ctx.settings.statePath)) {
+    ctx.io.stderr(`job ${job} is not locked: there is no state database at ${ctx.settings.statePath} (ADSYNC_STATE, or state: in the settings)\n`);
+    return;
+  }
   const store = openStore(ctx);
   try {
     const lock = await store.locks.get(job);
