@@ -185,14 +185,14 @@ describe('adsync run (catalog): per-product results of the service', () => {
     const ws = await workspace();
     const proxy = await recordingProxy(ws.emulator.url);
     proxies.push(proxy);
-    // adsync decodes the description's HTML (&lt;b&gt; is the text "<b>"), which the service then
-    // takes for a tag; an .svg image is accepted with a warning.
+    // A "<" followed by a quote that never closes is text to adsync (not a tag it could remove),
+    // while the service takes '<M "and>' for a tag; an .svg image is accepted with a warning.
     const items: FeedItemValues[] = [
       feedItem('P-01'),
       feedItem('P-02', { image_link: 'https://img.example.com/p-02.svg' }),
       feedItem('P-03'),
       feedItem('P-04'),
-      feedItem('P-05', { description: 'Use &lt;b&gt; for bold' }),
+      feedItem('P-05', { description: 'Fits sizes <M "and> up' }),
     ];
     const feed = rssFeed(items);
     ws.write('feed.xml', feed);
@@ -229,7 +229,7 @@ describe('adsync run (catalog): per-product results of the service', () => {
 
   it('refusals count toward max_reject_ratio', async () => {
     const ws = await workspace();
-    ws.write('feed.xml', rssFeed([feedItem('P-01'), feedItem('P-02', { description: '&lt;p&gt;' }), feedItem('P-03', { description: '&lt;i&gt;x' })]));
+    ws.write('feed.xml', rssFeed([feedItem('P-01'), feedItem('P-02', { description: 'Fits <M "and> up' }), feedItem('P-03', { description: 'Fits <L "and> up' })]));
     const result = await run(ws);
     expect(result.code).toBe(1);
     expect(summaryOf(result)).toMatchObject({ status: 'failed', rejected: 2, created: 1 });
