@@ -59,7 +59,7 @@ export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise
         lastRowRead = Math.max(lastRowRead, item.row);
         const result = buildProduct(item, job.catalog.fields);
         if (!result.ok) {
-          ctx.rejects.reject(result.reasons.map((r) => ({ row: item.row, line: item.line, id: result.id, field: r.field, reason: r.reason, value: r.value })));
+          ctx.rejects.reject(result.reasons.map((r) => ({ row: item.row, line: item.line, id: result.id, field: r.field, reason: r.reason })));
           continue;
         }
         summary.valid += 1;

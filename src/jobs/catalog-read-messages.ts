@@ -32,13 +32,13 @@ export type ToReadWorker = ContextMessage | ReadMessage;
  * One item's result:
  *   ['p', problems, id, contentHash, warnings]  a product (its canonical JSON is in `payloads`,
  *       its fingerprint in `fingerprints`)
- *   ['i', problems, id | null, reasons as [field, reason, value | null][]]  invalid (buildProduct's reasons)
+ *   ['i', problems, id | null, reasons as [field, reason][]]  invalid (buildProduct's reasons)
  *   ['u', problems, reason]  unreadable (the reader's reject)
  *   ['d', reason]  doubt: read the feed again from this item with the full reader
  */
 export type ItemResultTuple =
   | ['p', number, string, string, string[]]
-  | ['i', number, string | null, [string, string, string | null][]]
+  | ['i', number, string | null, [string, string][]]
   | ['u', number, string]
   | ['d', string];
 

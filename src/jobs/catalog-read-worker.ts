@@ -55,7 +55,7 @@ function read(message: ReadMessage): void {
         payloadBytes += payloads.write(built.json, payloadBytes, 'utf8');
         results[i] = ['p', read.problems, built.id, built.contentHash, built.warnings];
       } else {
-        results[i] = ['i', read.problems, built.id ?? null, built.reasons.map((r) => [r.field, r.reason, r.value ?? null])];
+        results[i] = ['i', read.problems, built.id ?? null, built.reasons.map((r) => [r.field, r.reason])];
       }
     }
     payloadEnds[i] = payloadBytes;

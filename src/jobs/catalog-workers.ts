@@ -48,7 +48,7 @@ function resultOf(tuple: ItemResultTuple | undefined, item: CutItem, message: Re
       };
     }
     case 'i':
-      return { outcome: { kind: 'invalid', row, line, id: tuple[2] ?? undefined, reasons: tuple[3].map(([field, reason, value]) => (value === null ? { field, reason } : { field, reason, value })) }, problems: tuple[1] };
+      return { outcome: { kind: 'invalid', row, line, id: tuple[2] ?? undefined, reasons: tuple[3].map(([field, reason]) => ({ field, reason })) }, problems: tuple[1] };
     case 'u':
       return { outcome: { kind: 'unreadable', row, line, reason: tuple[2] }, problems: tuple[1] };
     default:

@@ -59,7 +59,7 @@ export async function scanFeed(ctx: RunContext, job: CatalogJob, scan: CatalogSc
           for (const w of o.warnings) unsentFields.add(w);
           break;
         case 'invalid':
-          ctx.rejects.reject(o.reasons.map((r) => ({ row: o.row, line: o.line, id: o.id, field: r.field, reason: r.reason, value: r.value })));
+          ctx.rejects.reject(o.reasons.map((r) => ({ row: o.row, line: o.line, id: o.id, field: r.field, reason: r.reason })));
           if (o.id !== undefined) occurrences.push({ id: o.id, row: o.row, rejected: true });
           // Without a usable id, the item may be a product that is still current: like an
           // unreadable item, it must keep a mirror run from deleting.

@@ -142,13 +142,7 @@ export function buildProduct(item: FeedItem, mapping?: FieldMapping): ProductBui
         if (plan.required) findings.reasons.push(missing(plan.name, resolver.sources[index]));
         continue;
       }
-      const before = findings.reasons.length;
       result = plan.rule(single, plan.name, findings);
-      // The value at fault, for a rejects file written with values.
-      for (let r = before; r < findings.reasons.length; r++) {
-        const reason = findings.reasons[r];
-        if (reason !== undefined) reason.value ??= single;
-      }
     }
     if (result === '') {
       // Nothing left once markup, control characters and whitespace are removed.

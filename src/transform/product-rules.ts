@@ -28,8 +28,6 @@ import { characterCount, collapseWhitespace, exceedsCharacters, quote } from './
 export interface RejectReason {
   field: string;
   reason: string;
-  /** The value as the feed gave it (for --rejects-with-values), when one value was at fault. */
-  value?: string;
 }
 
 /** Where rules record what they find about one item. */

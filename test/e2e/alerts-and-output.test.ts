@@ -236,23 +236,6 @@ describe('--rejects-with-values', () => {
     expect(summaries(run)[0]).toMatchObject({ read: 10, valid: 8, rejected: 2, status: 'success' });
     expect(rejectsOf(run)).toBe(expected);
   });
-
-  it('catalogs too: each reason with the value the feed gave', { timeout: 20_000 }, async () => {
-    const header = 'id,title,description,availability,condition,price,link,image_link,brand';
-    const row = (id: string, price: string, link: string): string => `${id},Title ${id},Text,in stock,new,${price},${link},https://cdn.example.com/${id}.jpg,Acme`;
-    ws.write('feed.csv', `${[header, row('P1', '10.00 USD', 'https://shop.example.com/p1'), row('P2', '"19,99 EUR"', 'http://shop.example.com/p2'), row('P3', '5.00 USD', 'https://shop.example.com/p3')].join('\n')}\n`);
-    ws.write('shop.yaml', 'name: shop\naccount_id: emu-account\nmax_reject_ratio: 1\nsource: { path: feed.csv }\ncatalog:\n  product_catalog_id: emu-catalog\n  mode: upsert\n');
-    const r = await ws.cli(['validate', 'shop.yaml', '--json', '--rejects-with-values']);
-    expect(r.code, r.stderr).toBe(0);
-    expect(rejectsOf(r)).toBe(
-      [
-        'row,line,id,field,reason,value',
-        '2,3,P2,price,"""19,99 EUR"": use ""."" as the decimal point and no thousands separator (e.g. 19.99 USD)","19,99 EUR"',
-        '2,3,P2,link,"""http://shop.example.com/p2"" must use https",http://shop.example.com/p2',
-        '',
-      ].join('\n'),
-    );
-  });
 });
 
 describe('progress off a terminal', () => {
