@@ -1,6 +1,7 @@
 /**
  * The rejects file of a run: one CSV line per rejected row or item, with its row number,
- * line, id (feeds), field and reason. Raw values are personal data, so they are written
+ * line, id (feeds), field and reason; also one per invalid identifier that a kept row dropped
+ * (not counted as a rejected row). Raw values are personal data, so they are written
  * only when asked (--rejects-with-values). The file is created on the first reject.
  */
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
@@ -16,6 +17,11 @@ export interface RejectEntry {
   field: string;
   reason: string;
   value?: string | undefined;
+  /**
+   * The row itself was kept (another of its identifiers is valid): only this value was
+   * dropped. Written like any reject, not counted as a rejected row.
+   */
+  kept?: boolean | undefined;
 }
 
 function csvField(value: string): string {
@@ -42,10 +48,10 @@ export class RejectsFile {
     return this.opened || this.pending.length > 0;
   }
 
-  /** Writes every entry of one rejected row or item. */
+  /** Writes every entry of one rejected row or item (or of the values a kept row dropped). */
   reject(entries: readonly RejectEntry[]): void {
     if (entries.length === 0) return;
-    this.count += 1;
+    if (entries[0]?.kept !== true) this.count += 1;
     for (const e of entries) {
       // The field and reason may be the service's words, which can echo the request.
       const fields = [String(e.row), String(e.line), e.id ?? '', scrubSecrets(e.field), scrubSecrets(e.reason)];

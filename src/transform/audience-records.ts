@@ -123,7 +123,12 @@ export interface RowRejectEntry {
   field: string;
   reason: string;
   value?: string | undefined;
+  /** The row was kept for its other identifiers; this value alone was dropped. */
+  kept?: boolean | undefined;
 }
+
+/** Said of an identifier that a row with other valid identifiers drops. */
+const DROPPED = ' (dropped; the row is kept for its other identifiers)';
 
 /** What one batch of CSV rows gives: identifiers, counts, and the rows to reject. */
 export interface MappedBatch {
@@ -154,6 +159,11 @@ export function mapCsvBatch(batch: CsvBatch, mapper: AudienceRowMapper, ids: Ide
     for (const p of result.ok ? result.invalid : result.problems) out.invalid[p.field] = (out.invalid[p.field] ?? 0) + 1;
     if (result.ok) {
       out.valid += 1;
+      if (result.invalid.length > 0) {
+        out.rejects.push(
+          result.invalid.map((p) => ({ row: row.row, line: row.line, field: p.field, reason: `${p.reason}${DROPPED}`, value: withValues ? row.values[mapper.columnOf(p.field)] : undefined, kept: true })),
+        );
+      }
     } else {
       out.rejects.push(
         result.problems.length > 0

@@ -127,9 +127,20 @@ describe('audience sync (custom audience)', () => {
     expect(members()).toEqual(expected(FIRST));
     // One request holds all 45 identifiers (15 user records grouped by row... and fits far below the limits).
     expect(usersRequests()).toBe(1);
-    // The rejects file names the row and line (the quoted name of row 2 spans two lines) and holds no raw values.
+    // The rejects file names the row and line (the quoted name of row 2 spans two lines) and holds no raw values;
+    // the invalid identifiers of kept rows are there too, each said to be dropped (not counted in `rejected`).
     const rejectsFile = String(s1?.rejects_file);
-    expect(readFileSync(rejectsFile, 'utf8')).toBe('row,line,id,field,reason\n7,9,,,no identifier values in the row\n');
+    expect(readFileSync(rejectsFile, 'utf8')).toBe(
+      [
+        'row,line,id,field,reason',
+        '6,8,,email,not an email address (dropped; the row is kept for its other identifiers)',
+        '6,8,,phone_number,phone number not valid for US (dropped; the row is kept for its other identifiers)',
+        '6,8,,handle,"not an X handle (1-15 letters, digits or _) (dropped; the row is kept for its other identifiers)"',
+        '7,9,,,no identifier values in the row',
+        "16,18,,phone_number,no country code and unknown country 'XX' (dropped; the row is kept for its other identifiers)",
+        '',
+      ].join('\n'),
+    );
 
     ws.write('exports/crm.csv', SECOND_CSV);
     const second = await ws.cli(['run', 'crm.yaml', '--json']);
