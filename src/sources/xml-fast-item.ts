@@ -11,7 +11,7 @@
  * here has none.
  */
 import type { FeedItem } from './types.js';
-import { resolveQualifiedName, type ResolvedName, type XmlFeedLimits } from './xml-item-collector.js';
+import { mergeFieldTiers, resolveQualifiedName, type ResolvedName, type XmlFeedLimits } from './xml-item-collector.js';
 
 type Fields = Record<string, string | string[]>;
 
@@ -197,12 +197,14 @@ function read(s: string, names: NameResolver, outerDepth: number, limits: XmlFee
   if (outerDepth + 1 > limits.maxDepth) throw NOT_FAST;
   const fields = Object.create(null) as Fields;
   let other: Fields | undefined;
+  let foreign: Fields | undefined;
   let itemChars = 0;
   let itemFields = 0;
   /** Open elements inside the item (the field is the first). */
   const open: string[] = [];
   let fieldName: string | undefined;
   let fieldGoogle = false;
+  let fieldForeign = false;
   let fieldText = '';
   let fieldHref: string | undefined;
   let fieldHasChildren = false;
@@ -222,7 +224,8 @@ function read(s: string, names: NameResolver, outerDepth: number, limits: XmlFee
     fieldText = '';
     if (fieldHasChildren && !fieldHasOwnText) return;
     if (++itemFields > limits.maxItemFields) throw NOT_FAST;
-    addValue(fieldGoogle ? fields : (other ??= Object.create(null) as Fields), name, fieldHref ?? text.trim());
+    const tier = fieldGoogle ? fields : fieldForeign ? (foreign ??= Object.create(null) as Fields) : (other ??= Object.create(null) as Fields);
+    addValue(tier, name, fieldHref ?? text.trim());
   };
 
   let pos = itemTag.end;
@@ -266,6 +269,7 @@ function read(s: string, names: NameResolver, outerDepth: number, limits: XmlFee
       const resolved = names.resolve(tag.name);
       fieldName = resolved.local;
       fieldGoogle = resolved.google;
+      fieldForeign = resolved.foreign;
       fieldText = '';
       fieldHref = undefined;
       fieldHasChildren = false;
@@ -290,12 +294,7 @@ function read(s: string, names: NameResolver, outerDepth: number, limits: XmlFee
   }
   if (pos !== s.length) throw NOT_FAST;
 
-  if (other !== undefined) {
-    for (const key in other) {
-      const value = other[key];
-      if (fields[key] === undefined && value !== undefined) fields[key] = value;
-    }
-  }
+  mergeFieldTiers(fields, other, foreign);
   if (itemLocal === 'entry' && fields.description === undefined) {
     const source = fields.summary !== undefined ? 'summary' : fields.content !== undefined ? 'content' : undefined;
     if (source !== undefined) {

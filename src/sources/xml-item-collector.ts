@@ -12,7 +12,8 @@
  *   g:product_detail) is a structured attribute: it is skipped, and its children (a nested
  *   g:price, g:country) are never fields. A child with text and markup (<description>a
  *   <b>b</b></description>) keeps all its text.
- * - A field in the Google namespace wins over one of the same name in any other namespace
+ * - A field in the Google namespace wins over one of the same name in any other namespace, and
+ *   a plain one (RSS, Atom) over one in another namespace (media:title, dc:description)
  *   (g:id over Atom's <id>, g:title over RSS <title>); the other is dropped.
  * - Atom: <link href="..."/> (rel absent or alternate) gives link; <summary>, else <content>,
  *   becomes description when the entry has no description.
@@ -59,7 +60,14 @@ type Fields = Record<string, string | string[]>;
 export interface ResolvedName {
   local: string;
   google: boolean;
+  /**
+   * In a namespace other than Google's, Atom's or none (RSS): media:title, dc:description.
+   * Such a field gives way to a plain one of the same local name.
+   */
+  foreign: boolean;
 }
+
+const ATOM_NAMESPACE = 'http://www.w3.org/2005/Atom';
 
 /** A qualified name resolved with these namespace bindings; an undeclared "g:" is the Google namespace. */
 export function resolveQualifiedName(bindings: ReadonlyMap<string, string>, qualifiedName: string): ResolvedName {
@@ -67,7 +75,23 @@ export function resolveQualifiedName(bindings: ReadonlyMap<string, string>, qual
   const prefix = colon === -1 ? '' : qualifiedName.slice(0, colon);
   const local = colon === -1 ? qualifiedName : qualifiedName.slice(colon + 1);
   const uri = bindings.get(prefix);
-  return { local, google: uri === undefined ? prefix === 'g' : uri === GOOGLE_NAMESPACE };
+  const google = uri === undefined ? prefix === 'g' : uri === GOOGLE_NAMESPACE;
+  const foreign = !google && (uri === undefined ? prefix !== '' : uri !== '' && uri !== ATOM_NAMESPACE);
+  return { local, google, foreign };
+}
+
+/**
+ * Merges the fields of one item: Google's first, then the plain ones (RSS, Atom) under names
+ * Google's did not give, then those of other namespaces (media:, dc:) under names still free.
+ */
+export function mergeFieldTiers(fields: Fields, plain: Fields | undefined, foreign: Fields | undefined): void {
+  for (const tier of [plain, foreign]) {
+    if (tier === undefined) continue;
+    for (const key in tier) {
+      const value = tier[key];
+      if (fields[key] === undefined && value !== undefined) fields[key] = value;
+    }
+  }
 }
 
 /** The limits of a read: those given, the defaults for the others. */
@@ -165,6 +189,7 @@ export class FeedItemCollector {
   private itemIsAtom = false;
   private fields: Fields = newFields();
   private otherFields: Fields | undefined;
+  private foreignFields: Fields | undefined;
   private itemRejectReason: string | undefined;
   private itemProblem: ItemProblem | undefined;
   private itemChars = 0;
@@ -173,6 +198,7 @@ export class FeedItemCollector {
 
   private fieldName: string | undefined;
   private fieldGoogle = false;
+  private fieldForeign = false;
   private fieldText = '';
   private fieldHref: string | undefined;
   private fieldHasChildren = false;
@@ -380,6 +406,7 @@ export class FeedItemCollector {
     this.itemIsAtom = atom;
     this.fields = newFields();
     this.otherFields = undefined;
+    this.foreignFields = undefined;
     this.itemRejectReason = undefined;
     this.itemProblem = undefined;
     this.itemChars = 0;
@@ -389,9 +416,10 @@ export class FeedItemCollector {
   private startField(tag: SaxesTagPlain, depth: number): void {
     const attributes = tag.attributes;
     this.declareNamespaces(attributes, depth);
-    const { local, google } = this.resolve(tag.name);
+    const { local, google, foreign } = this.resolve(tag.name);
     this.fieldName = local;
     this.fieldGoogle = google;
+    this.fieldForeign = foreign;
     this.fieldText = '';
     this.fieldHref = undefined;
     this.fieldHasChildren = false;
@@ -419,7 +447,8 @@ export class FeedItemCollector {
       this.itemRejectReason ??= `item has more than ${this.limits.maxItemFields} fields`;
       return;
     }
-    addValue(this.fieldGoogle ? this.fields : (this.otherFields ??= newFields()), name, this.fieldHref ?? text.trim());
+    const tier = this.fieldGoogle ? this.fields : this.fieldForeign ? (this.foreignFields ??= newFields()) : (this.otherFields ??= newFields());
+    addValue(tier, name, this.fieldHref ?? text.trim());
   }
 
   private describeProblem(field: string, text: string): string {
@@ -452,13 +481,7 @@ export class FeedItemCollector {
       return;
     }
     const fields = this.fields;
-    const other = this.otherFields;
-    if (other !== undefined) {
-      for (const key in other) {
-        const value = other[key];
-        if (fields[key] === undefined && value !== undefined) fields[key] = value;
-      }
-    }
+    mergeFieldTiers(fields, this.otherFields, this.foreignFields);
     if (this.itemIsAtom && fields.description === undefined) {
       const source = fields.summary !== undefined ? 'summary' : fields.content !== undefined ? 'content' : undefined;
       if (source !== undefined) {

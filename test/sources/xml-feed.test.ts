@@ -174,6 +174,18 @@ describe('readXmlFeed field rules', () => {
     expect(plainItems(result.items).map((item) => item.fields)).toEqual([{ price: '2 EUR', title: 'other title' }, { id: '9' }]);
   });
 
+  it('a field of another namespace (media:, dc:) gives way to a plain one of the same name, and is read when there is none', async () => {
+    const xml = `<rss xmlns:g="http://base.google.com/ns/1.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:dc="http://purl.org/dc/elements/1.1/"><channel>
+      <item><g:id>1</g:id><media:title>Media title</media:title><title>Base title</title><dc:description>DC text</dc:description><description>Own text</description></item>
+      <item><g:id>2</g:id><media:title>Only a media title</media:title></item>
+    </channel></rss>`;
+    const result = await readText(xml);
+    expect(plainItems(result.items).map((item) => item.fields)).toEqual([
+      { id: '1', title: 'Base title', description: 'Own text' },
+      { id: '2', title: 'Only a media title' },
+    ]);
+  });
+
   it('treats an undeclared g: prefix as the Google namespace', async () => {
     const result = await readText('<rss><channel><item><g:id>1</g:id><id>x</id></item></channel></rss>');
     expect(result.error).toBeUndefined();
