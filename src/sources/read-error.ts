@@ -29,9 +29,11 @@ export function readFailure(error: unknown, name: string, where?: string): Sourc
         hint: 'the compressed file is incomplete: download or copy it again',
       });
     case 'Z_DATA_ERROR':
-      return new SourceError(`${name} is not valid gzip data${at} (${errorMessage(error)})`, {
+      // No position: zlib reads ahead of what the reader has seen ("at the start" was said of
+      // a file whose whole compressed data was good and only bytes after it were not).
+      return new SourceError(`${name} is not valid gzip data (${errorMessage(error)}): the file is damaged, or has bytes after its compressed data`, {
         ...options,
-        hint: 'the compressed file is damaged: download or copy it again',
+        hint: 'download or copy the file again; nothing was sent',
       });
     case 'ENOENT':
       return new SourceError(`${name} does not exist`, options);

@@ -82,6 +82,16 @@ describe('openSource on local files', () => {
     });
   });
 
+  it('says of bytes after the compressed data that they are, not that the file is bad "at the start"', async () => {
+    await withTempDir(async (dir) => {
+      const path = join(dir, 'appended.csv.gz');
+      await writeFile(path, Buffer.concat([gzipSync(Buffer.from('a,b\n1,2\n'.repeat(1000))), Buffer.from('trailing garbage\n')]));
+      const error = await errorOf(async () => readAllCsv(readCsv(await openSource({ path }))));
+      expect(error).toBeInstanceOf(SourceError);
+      expect(error.message).toBe(`${path} is not valid gzip data (incorrect header check): the file is damaged, or has bytes after its compressed data`);
+    });
+  });
+
   it('infers the format from the extension after .gz', async () => {
     await withTempDir(async (dir) => {
       const cases: [string, string][] = [
