@@ -12,6 +12,7 @@ export const TOO_LONG = rejected('phone number too long');
 export const NO_COUNTRY = rejected('no country code and no default country');
 export const UNKNOWN_CALLING_CODE = rejected('unknown country calling code');
 export const UNPARSABLE = rejected('phone number could not be parsed');
+export const SCIENTIFIC = rejected('phone number in scientific notation (rewritten by a spreadsheet?); format the column as text and export it again');
 /** RFC 3966 parameters: libphonenumber-js answers them differently from one call to the next. */
 export const PARAMETERS = rejected("a ';' parameter (phone-context, ...) is not read: write the number alone");
 

@@ -3,8 +3,9 @@ import { alreadyHashed } from './already-hashed.js';
 import { isKnownCountry, normalizeCountry } from './country.js';
 import { fastPhoneText } from './phone-fast-path.js';
 import { PHONE_METADATA } from './phone-metadata.js';
-import { EMPTY, NO_COUNTRY, NOT_A_NUMBER, notValid, PARAMETERS, TOO_LONG, TOO_SHORT, UNKNOWN_CALLING_CODE, UNPARSABLE } from './phone-reasons.js';
+import { EMPTY, NO_COUNTRY, NOT_A_NUMBER, notValid, PARAMETERS, SCIENTIFIC, TOO_LONG, TOO_SHORT, UNKNOWN_CALLING_CODE, UNPARSABLE } from './phone-reasons.js';
 import { rejected, toNormalized } from './result.js';
+import { SCIENTIFIC_NOTATION } from './scientific-notation.js';
 import type { NormalizeContext, Normalized, NormalizedText, Rejected } from './types.js';
 
 /**
@@ -125,6 +126,8 @@ function phoneTextWith(raw: string, ctx: NormalizeContext | undefined, fastPath:
   // libphonenumber-js tests a phone-context with 'g'-flag expressions whose lastIndex carries
   // over between calls: the same cell would be valid on one row and not on the next.
   if (text.includes(';')) return PARAMETERS;
+  // Its digits are gone (4.155552671E+09 lost its last ones): say why, not "not a phone number".
+  if (SCIENTIFIC_NOTATION.test(text)) return SCIENTIFIC;
   const code = givenCode(ctx);
   const input = phoneInput(text, code === undefined ? undefined : normalizeCountry(code), fastPath);
   if (fastPath) {

@@ -1,13 +1,12 @@
 import { alreadyHashed } from './already-hashed.js';
 import { rejected, toNormalized } from './result.js';
+import { SCIENTIFIC_NOTATION } from './scientific-notation.js';
 import type { Normalized, NormalizedText } from './types.js';
 
 /** X account ids are 64-bit; the largest 64-bit unsigned integer has 20 digits. */
 const MAX_DIGITS = 20;
 const MAX_UINT64 = '18446744073709551615';
 
-/** What Excel makes of a long integer: 1.43567E+5, 1,43567E+05. */
-const SCIENTIFIC_PATTERN = /^[0-9]+(?:[.,][0-9]*)?e[+-]?[0-9]+$/i;
 
 const EMPTY = rejected('empty twitter_id');
 const ZERO = rejected('twitter_id 0 is not an account id');
@@ -28,7 +27,7 @@ export function twitterIdText(raw: string): NormalizedText {
   let firstSignificant = -1;
   for (let i = 0; i < length; i++) {
     const c = trimmed.charCodeAt(i);
-    if (c < 48 || c > 57) return SCIENTIFIC_PATTERN.test(trimmed) ? SCIENTIFIC : NOT_AN_INTEGER;
+    if (c < 48 || c > 57) return SCIENTIFIC_NOTATION.test(trimmed) ? SCIENTIFIC : NOT_AN_INTEGER;
     if (firstSignificant < 0 && c !== 48) firstSignificant = i;
   }
   if (firstSignificant < 0) return ZERO;
