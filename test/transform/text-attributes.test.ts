@@ -107,6 +107,7 @@ describe('htmlToPlainText', () => {
     ['markup written escaped (a CSV cell, a CDATA section) is markup once decoded', '&lt;p&gt;Soft &lt;b&gt;wool&lt;/b&gt;&lt;/p&gt;', 'Soft wool'],
     ['a decoded "<" that is not a tag stays text', '5 &lt; 6 &amp;&amp; 7 &gt; 3', '5 < 6 && 7 > 3'],
     ['escaped twice: decoded once, so no tag appears', '&amp;lt;p&amp;gt;', '&lt;p&gt;'],
+    ['decoded markup with a quote that never closes is text, as it would be written out', '&lt;a&#x27;&gt;', "<a'>"],
     ['unknown names stay', '&bogus; &amp &#; &#xZZ;', '&bogus; &amp &#; &#xZZ;'],
     ['invalid code points become U+FFFD', '&#0;&#xD800;&#x110000;', '\ufffd\ufffd\ufffd'],
     ['&#128;-&#159; read as Windows-1252', 'It&#146;s &#150; &#128;5', 'It\u2019s \u2013 \u20ac5'],
@@ -190,7 +191,9 @@ describe('htmlToPlainText against a slow reference', () => {
   // whitespace, "/" or ">") goes, any other tag leaves a space; then references are decoded and
   // whitespace collapses.
   const INLINE = new Set(['a', 'b', 'em', 'span', 'strong']);
-  const TAG = /<\/?([A-Za-z][A-Za-z0-9:-]*)([^>]*)>/g;
+  // A quote in a tag must close before its ">" ('<a title="x>y' is text); the tokens hold quotes
+  // only as references, which a second pass decodes.
+  const TAG = /<\/?([A-Za-z][A-Za-z0-9:-]*)((?:[^>"']|"[^"]*"|'[^']*')*)>/g;
   const once = (html: string): string =>
     collapseWhitespace(decodeEntities(html.replace(TAG, (_tag, name: string, rest: string) => (INLINE.has(name.toLowerCase()) && /^(?:$|[\s/])/.test(rest) ? '' : ' '))));
   // Markup that decoding reveals goes in another pass (two at most).
