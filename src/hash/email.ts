@@ -21,8 +21,8 @@ const TOO_LONG = rejected(`email address longer than ${MAX_EMAIL_LENGTH} charact
 const NON_ASCII = /[^ -~\t\r\n]/;
 /** Invisible format characters (zero-width space and joiners, soft hyphen, BOM): never part of an address. */
 const FORMAT_CHARACTERS = /\p{Cf}/gu;
-/** A mailto: link as a spreadsheet or a CRM writes it: the scheme and any ?subject=... go. */
-const MAILTO = /^mailto:([^?]*)(?:\?.*)?$/is;
+/** A mailto: link as a spreadsheet or a CRM writes it: the scheme (even twice) and any ?subject=... go. */
+const MAILTO = /^(?:mailto:)+([^?]*)(?:\?.*)?$/is;
 
 /**
  * Email: trim leading and trailing whitespace, lowercase. No provider-specific rewriting (no
