@@ -40,13 +40,24 @@ function tempTableName(kind: string): string {
   return `catalog_${kind}_${process.pid}_${tableCounter}`;
 }
 
-/** Fills `table` (id, product_key) with the listed products, one transaction per page. */
-async function fillFromService(db: Db, table: string, products: AsyncIterable<readonly ServiceProduct[]>): Promise<void> {
-  const insert = db.prepare(`INSERT OR REPLACE INTO ${table} (id, product_key) VALUES (?, ?)`);
-  for await (const page of products) {
-    db.transaction(() => {
-      for (const p of page) insert.run(p.id, p.productKey);
-    })();
+/**
+ * Collects the listed products in a temporary table (id, product_key), one transaction per
+ * page, then gives its name to `use`; the table is dropped afterwards, also when listing fails
+ * half way (which leaves everything else as it was).
+ */
+async function withServiceList<T>(db: Db, kind: string, products: AsyncIterable<readonly ServiceProduct[]>, use: (table: string) => T): Promise<T> {
+  const table = `temp.${tempTableName(kind)}`;
+  db.exec(`CREATE TABLE ${table} (id TEXT PRIMARY KEY, product_key TEXT NOT NULL)`);
+  try {
+    const insert = db.prepare(`INSERT OR REPLACE INTO ${table} (id, product_key) VALUES (?, ?)`);
+    for await (const page of products) {
+      db.transaction(() => {
+        for (const p of page) insert.run(p.id, p.productKey);
+      })();
+    }
+    return use(table);
+  } finally {
+    db.exec(`DROP TABLE IF EXISTS ${table}`);
   }
 }
 
@@ -145,50 +156,36 @@ export class SqliteCatalogState implements CatalogState {
     return stmt;
   }
 
-  async rebuild(products: AsyncIterable<readonly ServiceProduct[]>): Promise<number> {
-    // Collect first (in a temporary table), then swap in one transaction: a failure while
-    // listing leaves the old state untouched.
-    const table = `temp.${tempTableName('rebuild')}`;
-    this.db.exec(`CREATE TABLE ${table} (id TEXT PRIMARY KEY, product_key TEXT NOT NULL)`);
-    try {
-      await fillFromService(this.db, table, products);
-      let n = 0;
+  rebuild(products: AsyncIterable<readonly ServiceProduct[]>): Promise<number> {
+    // Collect first, then swap in one transaction: a failure while listing leaves the old
+    // state untouched.
+    return withServiceList(this.db, 'rebuild', products, (table) =>
       this.db.transaction(() => {
         this.db.prepare('DELETE FROM catalog_products WHERE catalog = ?').run(this.catalog);
-        n = this.db
+        return this.db
           .prepare(`INSERT INTO catalog_products (catalog, id, content_hash, product_key, sent_at) SELECT ?, id, NULL, product_key, NULL FROM ${table}`)
           .run(this.catalog).changes;
-      })();
-      return n;
-    } finally {
-      this.db.exec(`DROP TABLE IF EXISTS ${table}`);
-    }
+      })(),
+    );
   }
 
-  async reconcile(products: AsyncIterable<readonly ServiceProduct[]>): Promise<{ added: number; forgotten: number }> {
-    const table = `temp.${tempTableName('reconcile')}`;
-    this.db.exec(`CREATE TABLE ${table} (id TEXT PRIMARY KEY, product_key TEXT NOT NULL)`);
-    try {
-      await fillFromService(this.db, table, products);
-      let added = 0;
-      let forgotten = 0;
+  reconcile(products: AsyncIterable<readonly ServiceProduct[]>): Promise<{ added: number; forgotten: number }> {
+    return withServiceList(this.db, 'reconcile', products, (table) =>
       this.db.transaction(() => {
-        forgotten = this.db.prepare(`DELETE FROM catalog_products WHERE catalog = ? AND id NOT IN (SELECT id FROM ${table})`).run(this.catalog).changes;
+        const forgotten = this.db.prepare(`DELETE FROM catalog_products WHERE catalog = ? AND id NOT IN (SELECT id FROM ${table})`).run(this.catalog).changes;
         this.db
           .prepare(`UPDATE catalog_products SET product_key = (SELECT product_key FROM ${table} t WHERE t.id = catalog_products.id) WHERE catalog = ? AND product_key IS NULL`)
           .run(this.catalog);
-        added = this.db
+        const added = this.db
           .prepare(
             `INSERT INTO catalog_products (catalog, id, content_hash, product_key, sent_at)
              SELECT ?, t.id, NULL, t.product_key, NULL FROM ${table} t
              WHERE NOT EXISTS (SELECT 1 FROM catalog_products p WHERE p.catalog = ? AND p.id = t.id)`,
           )
           .run(this.catalog, this.catalog).changes;
-      })();
-      return { added, forgotten };
-    } finally {
-      this.db.exec(`DROP TABLE IF EXISTS ${table}`);
-    }
+        return { added, forgotten };
+      })(),
+    );
   }
 
   uploadInterrupted(): Promise<boolean> {
@@ -322,11 +319,10 @@ class SqliteCatalogScan implements CatalogScan {
     // The layout of catalog_products, so that the plan's queries read either.
     this.db.exec(`CREATE TABLE ${name} (catalog INTEGER NOT NULL, id TEXT NOT NULL, content_hash TEXT, product_key TEXT,
       sent_at INTEGER, PRIMARY KEY (catalog, id)) WITHOUT ROWID`);
-    const listed = `temp.${tempTableName('listed')}`;
-    this.db.exec(`CREATE TABLE ${listed} (id TEXT PRIMARY KEY, product_key TEXT NOT NULL)`);
     try {
-      await fillFromService(this.db, listed, products);
-      const n = this.db.prepare(`INSERT INTO ${name} (catalog, id, content_hash, product_key, sent_at) SELECT ?, id, NULL, product_key, NULL FROM ${listed}`).run(this.catalog).changes;
+      const n = await withServiceList(this.db, 'listed', products, (listed) =>
+        this.db.prepare(`INSERT INTO ${name} (catalog, id, content_hash, product_key, sent_at) SELECT ?, id, NULL, product_key, NULL FROM ${listed}`).run(this.catalog).changes,
+      );
       this.dropKnown();
       this.known = name;
       this.knownIsTemporary = true;
@@ -334,8 +330,6 @@ class SqliteCatalogScan implements CatalogScan {
     } catch (error) {
       this.db.exec(`DROP TABLE IF EXISTS ${name}`);
       throw error;
-    } finally {
-      this.db.exec(`DROP TABLE IF EXISTS ${listed}`);
     }
   }
 
