@@ -17,7 +17,7 @@ import { backfillStart } from './backfill-checkpoint.js';
 import { BackfillWatermark } from './backfill-watermark.js';
 import type { CatalogJob } from './job.js';
 import type { RunContext } from './run-context.js';
-import { acknowledge, noteUploadProblems } from './run-catalog.js';
+import { acknowledge, markUpload, noteUploadProblems } from './run-catalog.js';
 
 export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise<void> {
   const { summary, counters } = ctx;
@@ -88,8 +88,7 @@ export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise
   // Marks the catalog while products are sent: a killed backfill makes the next mirror run
   // reconcile the state with the service (run-catalog.ts).
   const catalog = ctx.store.catalog(job.catalog.catalogId);
-  const interrupted = await catalog.uploadInterrupted();
-  await catalog.beginUpload();
+  const mark = await markUpload(catalog, await catalog.uploadInterrupted());
   const result = await upsertProductBatches(
     requests(),
     {
@@ -116,7 +115,7 @@ export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise
   summary.unchanged = result.unchanged;
   if (result.warnings > 0) summary.warnings = result.warnings;
   const complete = !result.stopped && !ctx.stop.aborted && result.failed === 0 && !result.fatal;
-  if (!interrupted && !result.fatal && result.failed === 0) await catalog.endUpload();
+  await mark.finish(result);
   if (complete) {
     watermark.finish(lastRowRead);
     await ctx.store.checkpoints.clear(job.name);

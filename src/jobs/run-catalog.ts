@@ -12,7 +12,7 @@
  */
 import { createProductSet, getProductSet, listAllProducts } from '../api/resources/catalogs.js';
 import { NotFoundError } from '../api/errors.js';
-import type { CatalogScan, CommittedProduct, ScannedOccurrence, ServiceProduct } from '../state/store.js';
+import type { CatalogScan, CatalogState, CommittedProduct, ScannedOccurrence, ServiceProduct } from '../state/store.js';
 import { openCatalogFeed } from './catalog-feed-scan.js';
 import { catalogItemReader } from './catalog-workers.js';
 import { emptyCatalogResult, removeProducts, upsertProducts, type CatalogUploadResult, type ProductOutcome } from '../uploaders/catalog-uploader.js';
@@ -103,6 +103,21 @@ export function noteUploadProblems(ctx: RunContext, result: CatalogUploadResult)
     ctx.fail(`${result.deleteFailures.length} products could not be deleted (first: ${first?.id}: ${first?.message})`);
   }
   if (result.fatal) throw result.fatal;
+}
+
+/**
+ * Marks the catalog as being uploaded to (CatalogState.beginUpload) until finish() is given
+ * the upload's result: the mark is cleared when every answer was committed, unless an earlier
+ * upload's mark was there and no reconcile has cleared it (`interruptedBefore`): then the
+ * state may still lack products that upload left, and the next mirror run must reconcile.
+ */
+export async function markUpload(catalog: CatalogState, interruptedBefore: boolean): Promise<{ finish(result: CatalogUploadResult): Promise<void> }> {
+  await catalog.beginUpload();
+  return {
+    finish: async (result) => {
+      if (!interruptedBefore && !result.fatal && result.failed === 0) await catalog.endUpload();
+    },
+  };
 }
 
 /** Products acknowledged by the service, committed together (see acknowledge). */
@@ -205,7 +220,7 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
 
     counters.phase = 'uploading';
     counters.toSend = counts.creates + counts.updates + (allowDeletes ? counts.deletes : 0);
-    if (counters.toSend > 0) await catalog.beginUpload();
+    const mark = counters.toSend > 0 ? await markUpload(catalog, interrupted) : undefined;
     const result = emptyCatalogResult();
     const commits = acknowledge(ctx, job, true);
     const uploadOptions = {
@@ -237,9 +252,7 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
     if (result.warnings > 0) summary.warnings = result.warnings;
     // The products the service now has as the feed gives them: their items' bytes are known.
     await scan.saveFingerprints();
-    // Every answer committed: the state lists what the service holds (unless an earlier
-    // interrupted upload, not reconciled in upsert mode, left products it does not list).
-    if (counters.toSend > 0 && !interrupted && !result.fatal && result.failed === 0) await catalog.endUpload();
+    await mark?.finish(result);
     noteUploadProblems(ctx, result);
     if (!ctx.stop.aborted) await ensureProductSets(ctx, job, false);
     counters.phase = 'finishing';
