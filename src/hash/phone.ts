@@ -93,7 +93,7 @@ function dialingOf(country: CountryCode): { callingCode: string; trunkPrefix: st
  * prefix (Italy) keep libphonenumber-js's reading: there a national number may start with
  * the calling code (393 ... is an Italian mobile).
  */
-function lostPlusReading(text: string, country: CountryCode, fastPath: boolean): string | undefined {
+function lostPlusReading(text: string, country: CountryCode, fastPath: boolean): { text: string; normalized: string } | undefined {
   const { callingCode, trunkPrefix } = dialingOf(country);
   if (trunkPrefix === undefined) return undefined;
   // Most cells are out at the first digit (a trunk prefix, an area code): no regex, no copy.
@@ -103,16 +103,22 @@ function lostPlusReading(text: string, country: CountryCode, fastPath: boolean):
   const digits = text.replace(/[^0-9]/g, '');
   if (!digits.startsWith(callingCode) || digits.startsWith(trunkPrefix)) return undefined;
   const international = `+${digits}`;
-  return typeof phoneTextWith(international, undefined, fastPath) === 'string' ? international : undefined;
+  const normalized = phoneTextWith(international, undefined, fastPath);
+  return typeof normalized === 'string' ? { text: international, normalized } : undefined;
 }
 
 /**
  * What is parsed for a cell: the text in the row's country, or the text read as international
- * (lostPlusReading) without one. The fast path and libphonenumber-js both parse this.
+ * (lostPlusReading) without one, already normalized then. The fast path and libphonenumber-js
+ * both parse this.
  */
-export function phoneInput(text: string, country: CountryCode | undefined, fastPath = true): { text: string; country: CountryCode | undefined } {
+export function phoneInput(
+  text: string,
+  country: CountryCode | undefined,
+  fastPath = true,
+): { text: string; country: CountryCode | undefined; normalized?: string | undefined } {
   const international = country === undefined ? undefined : lostPlusReading(text, country, fastPath);
-  return international === undefined ? { text, country } : { text: international, country: undefined };
+  return international === undefined ? { text, country } : { text: international.text, country: undefined, normalized: international.normalized };
 }
 
 function phoneTextWith(raw: string, ctx: NormalizeContext | undefined, fastPath: boolean): NormalizedText {
@@ -129,12 +135,14 @@ function phoneTextWith(raw: string, ctx: NormalizeContext | undefined, fastPath:
   // Its digits are gone (4.155552671E+09 lost its last ones): say why, not "not a phone number".
   if (SCIENTIFIC_NOTATION.test(text)) return SCIENTIFIC;
   const code = givenCode(ctx);
-  const input = phoneInput(text, code === undefined ? undefined : normalizeCountry(code), fastPath);
+  const country = code === undefined ? undefined : normalizeCountry(code);
+  const input = phoneInput(text, country, fastPath);
+  if (input.normalized !== undefined) return input.normalized;
   if (fastPath) {
     const fast = fastPhoneText(input.text, input.country);
     if (fast !== undefined) return fast;
   }
-  const unknownCountry = code !== undefined && normalizeCountry(code) === undefined ? code.trim() : undefined;
+  const unknownCountry = code !== undefined && country === undefined ? code.trim() : undefined;
 
   let phone: PhoneNumber;
   try {
