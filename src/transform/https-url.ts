@@ -1,24 +1,32 @@
 /**
- * Links the catalog takes: absolute https URLs that a URL parser accepts, written without
- * spaces. Values are sent as written (no re-encoding, no lower-casing), only checked.
+ * Links the catalog takes: absolute https URLs (http too for images) that a URL parser
+ * accepts, written without spaces. Values are sent as written (no re-encoding, no
+ * lower-casing), only checked.
  */
 import { quote } from './text-values.js';
 
 const HTTPS_PREFIX = /^https:\/\/[^/\s?#]/i;
-// The common case in one scan: https, a host, no whitespace anywhere.
+const WEB_PREFIX = /^https?:\/\/[^/\s?#]/i;
+// The common case in one scan: https (or http), a host, no whitespace anywhere.
 const PLAIN_HTTPS = /^https:\/\/[^/\s?#]\S*$/i;
+const PLAIN_WEB = /^https?:\/\/[^/\s?#]\S*$/i;
 const HTTP_PREFIX = /^http:\/\//i;
 const WHITESPACE = /\s/;
 // Separates URLs in a comma-separated list; a comma inside a URL (image CDNs use them:
 // .../w_500,h_500/...) is not followed by a scheme and stays in its URL.
 const LIST_SEPARATOR = /\s*,\s*(?=[a-z][a-z0-9+.-]*:\/\/)/i;
 
+/** Why the value is not an https URL (or, with `httpsOnly` false, an http or https one). */
+function urlProblem(url: string, httpsOnly: boolean): string | undefined {
+  if ((httpsOnly ? PLAIN_HTTPS : PLAIN_WEB).test(url) && URL.canParse(url)) return undefined;
+  if (httpsOnly && HTTP_PREFIX.test(url)) return `${quote(url)} must use https`;
+  if ((httpsOnly ? HTTPS_PREFIX : WEB_PREFIX).test(url) && WHITESPACE.test(url)) return `${quote(url)} contains whitespace; encode a space as %20`;
+  return `${quote(url)} is not a valid ${httpsOnly ? 'https' : 'http or https'} URL`;
+}
+
 /** Why the value is not an https URL, or undefined when it is one. */
 export function httpsUrlProblem(url: string): string | undefined {
-  if (PLAIN_HTTPS.test(url) && URL.canParse(url)) return undefined;
-  if (HTTP_PREFIX.test(url)) return `${quote(url)} must use https`;
-  if (HTTPS_PREFIX.test(url) && WHITESPACE.test(url)) return `${quote(url)} contains whitespace; encode a space as %20`;
-  return `${quote(url)} is not a valid https URL`;
+  return urlProblem(url, true);
 }
 
 /**
@@ -26,10 +34,7 @@ export function httpsUrlProblem(url: string): string | undefined {
  * mobile_link only), or undefined when it is one.
  */
 export function webUrlProblem(url: string): string | undefined {
-  if (!HTTP_PREFIX.test(url)) return httpsUrlProblem(url)?.replace('is not a valid https URL', 'is not a valid http or https URL');
-  const asHttps = `https://${url.slice('http://'.length)}`;
-  const problem = httpsUrlProblem(asHttps);
-  return problem === undefined ? undefined : problem.replace(quote(asHttps), quote(url)).replace('is not a valid https URL', 'is not a valid http or https URL');
+  return urlProblem(url, false);
 }
 
 /**
