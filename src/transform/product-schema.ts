@@ -20,7 +20,7 @@ import {
 } from './product-attributes.js';
 import { parseEffectiveDateRange } from './effective-date.js';
 import { gtinProblem } from './gtin.js';
-import { httpsUrlProblem, splitUrlList } from './https-url.js';
+import { httpsUrlProblem, splitUrlList, webUrlProblem } from './https-url.js';
 import { parsePrice } from './price.js';
 import { checkAcrossAttributes } from './product-cross-rules.js';
 import type { RejectReason } from './product-rules.js';
@@ -30,14 +30,15 @@ import { exceedsCharacters } from './text-values.js';
 const text = z.string().min(1);
 const limitedText = (max: number) => text.refine((v) => !exceedsCharacters(v, max), `at most ${max} characters`);
 const httpsUrl = z.string().refine((v) => httpsUrlProblem(v) === undefined, 'must be a valid https URL');
+const imageUrl = z.string().refine((v) => webUrlProblem(v) === undefined, 'must be a valid http or https URL');
 const price = z.string().refine((v) => {
   const parsed = parsePrice(v);
   return parsed.ok && parsed.price.text === v;
 }, 'must be "<amount> <ISO 4217 code>" (e.g. 19.99 USD)');
 const imageList = z.string().refine((v) => {
   const urls = splitUrlList([v]);
-  return urls.length > 0 && urls.length <= ADDITIONAL_IMAGE_LINKS_MAX && urls.every((url) => httpsUrlProblem(url) === undefined);
-}, `must be 1 to ${ADDITIONAL_IMAGE_LINKS_MAX} comma-separated https URLs`);
+  return urls.length > 0 && urls.length <= ADDITIONAL_IMAGE_LINKS_MAX && urls.every((url) => webUrlProblem(url) === undefined);
+}, `must be 1 to ${ADDITIONAL_IMAGE_LINKS_MAX} comma-separated http or https URLs`);
 
 const shape = {
   id: text,
@@ -47,7 +48,7 @@ const shape = {
   condition: z.enum(CONDITION_VALUES),
   price,
   link: httpsUrl,
-  image_link: httpsUrl,
+  image_link: imageUrl,
   brand: text.optional(),
   gtin: z.string().refine((v) => gtinProblem(v) === undefined, 'must be a GTIN with a valid check digit').optional(),
   mpn: text.optional(),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildProduct } from '../../src/transform/index.js';
+import { buildProduct, productSchema } from '../../src/transform/index.js';
 import { BASE_PRODUCT, feedItem } from './product-samples.js';
 
 describe('link, image_link, mobile_link: https URLs', () => {
@@ -18,10 +18,13 @@ describe('link, image_link, mobile_link: https URLs', () => {
 
   it('image_link and additional_image_link take http too (ads-api.md asks https of the links only), checked like https', () => {
     const http = 'http://cdn.example.com/p/1.jpg';
-    expect(buildProduct(feedItem({ image_link: http, additional_image_link: [http, 'HTTP://cdn.example.com/p/2.png'] }))).toMatchObject({
+    const built = buildProduct(feedItem({ image_link: http, additional_image_link: [http, 'HTTP://cdn.example.com/p/2.png'] }));
+    expect(built).toMatchObject({
       ok: true,
       product: { image_link: http, additional_image_link: `${http},HTTP://cdn.example.com/p/2.png` },
     });
+    // The schema of a product as sent says the same (it is built on the same checks).
+    expect(built.ok && productSchema.safeParse(built.product).success).toBe(true);
     expect(buildProduct(feedItem({ image_link: 'http://cdn.example.com/my image.jpg', additional_image_link: 'http:///x.jpg' }))).toStrictEqual({
       ok: false,
       id: 'SKU-001',
