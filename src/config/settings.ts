@@ -169,6 +169,12 @@ function serviceUrl(value: string, where: string, example: string): string {
   return value;
 }
 
+/** An API's base URL: the variable's when set (not empty), else the settings key's, else the default; checked. */
+function configuredUrl(variable: string | undefined, variableName: string, key: string | undefined, keyName: string, fallback: string): string {
+  if (variable) return serviceUrl(variable, variableName, fallback);
+  return key ? serviceUrl(key, keyName, fallback) : fallback;
+}
+
 /** Loads the settings file (when there is one) and applies defaults and the environment. */
 export function loadSettings(options: LoadSettingsOptions = {}): Settings {
   const env = options.env ?? process.env;
@@ -210,8 +216,8 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
   if (problems.length > 0) throw new ConfigError(`${candidate} is not valid:\n  ${problems.join('\n  ')}`);
   return {
     file: used,
-    adsUrl: env.ADSYNC_ADS_URL ? serviceUrl(env.ADSYNC_ADS_URL, 'ADSYNC_ADS_URL', DEFAULT_ADS_URL) : file.ads_url ? serviceUrl(file.ads_url, `${candidate}: ads_url`, DEFAULT_ADS_URL) : DEFAULT_ADS_URL,
-    apiUrl: env.ADSYNC_API_URL ? serviceUrl(env.ADSYNC_API_URL, 'ADSYNC_API_URL', DEFAULT_API_URL) : file.api_url ? serviceUrl(file.api_url, `${candidate}: api_url`, DEFAULT_API_URL) : DEFAULT_API_URL,
+    adsUrl: configuredUrl(env.ADSYNC_ADS_URL, 'ADSYNC_ADS_URL', file.ads_url, `${candidate}: ads_url`, DEFAULT_ADS_URL),
+    apiUrl: configuredUrl(env.ADSYNC_API_URL, 'ADSYNC_API_URL', file.api_url, `${candidate}: api_url`, DEFAULT_API_URL),
     statePath: resolve(cwd, expandHome(env.ADSYNC_STATE || file.state || DEFAULTS.state, env)),
     rejectsDir: resolve(cwd, expandHome(file.rejects_dir ?? DEFAULTS.rejects_dir, env)),
     credentialsFile: file.credentials_file === undefined ? undefined : resolve(cwd, expandHome(file.credentials_file, env)),

@@ -55,7 +55,7 @@ export function peekJobFile(path: string, cwd: string = process.cwd()): { name: 
       const audience = d.audience;
       if (d.catalog !== undefined && audience === undefined) kind = 'catalog';
       else if (audience !== undefined && d.catalog === undefined) {
-        kind = typeof audience === 'object' && audience !== null && 'do_not_reach_list_id' in audience ? 'do_not_reach' : 'custom_audience';
+        kind = isRecord(audience) && 'do_not_reach_list_id' in audience ? 'do_not_reach' : 'custom_audience';
       }
     }
   } catch {

@@ -49,6 +49,15 @@ export function parseLimit(value: string): number {
   return n;
 }
 
+/**
+ * Why there is nothing to read, when the state database does not exist: commands that only
+ * read it make none (a mistyped ADSYNC_STATE made an empty one, and its folders).
+ */
+function missingStateDatabase(ctx: CliContext): string | undefined {
+  const path = ctx.settings.statePath;
+  return existsSync(path) ? undefined : `there is no state database at ${path} (ADSYNC_STATE, or state: in the settings)`;
+}
+
 export function registerRuns(program: Command, ctx: CliContext): void {
   program
     .command('runs')
@@ -57,9 +66,9 @@ export function registerRuns(program: Command, ctx: CliContext): void {
     .addOption(new Option('--limit <n>', 'how many runs').default(20).argParser(parseLimit))
     .option('--json', 'one JSON object per run')
     .action(async (flags: { job?: string; limit: number; json?: boolean }) => {
-      // Reading the history makes no state database (a mistyped ADSYNC_STATE made an empty one, and its folders).
-      if (!existsSync(ctx.settings.statePath)) {
-        ctx.io.stderr(`no runs recorded: there is no state database at ${ctx.settings.statePath} (ADSYNC_STATE, or state: in the settings)\n`);
+      const missing = missingStateDatabase(ctx);
+      if (missing !== undefined) {
+        ctx.io.stderr(`no runs recorded: ${missing}\n`);
         return;
       }
       const store = openStore(ctx);
@@ -86,8 +95,9 @@ export function registerRuns(program: Command, ctx: CliContext): void {
 }
 
 async function unlock(ctx: CliContext, job: string, force: boolean): Promise<void> {
-  if (!existsSync(ctx.settings.statePath)) {
-    ctx.io.stderr(`job ${job} is not locked: there is no state database at ${ctx.settings.statePath} (ADSYNC_STATE, or state: in the settings)\n`);
+  const missing = missingStateDatabase(ctx);
+  if (missing !== undefined) {
+    ctx.io.stderr(`job ${job} is not locked: ${missing}\n`);
     return;
   }
   const store = openStore(ctx);
