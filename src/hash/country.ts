@@ -48,8 +48,10 @@ export function isKnownCountry(code: string): code is CountryCode {
  */
 export function normalizeCountry(raw: string): CountryCode | undefined {
   if (isKnownCountry(raw)) return raw;
-  const code = raw.trim().replace(/\s+/g, ' ').toUpperCase();
+  const code = raw.trim().toUpperCase();
   if (isKnownCountry(code)) return code;
-  if (Object.hasOwn(COUNTRY_ALIASES, code)) return COUNTRY_ALIASES[code];
-  return code.length > 2 ? countryByName(code) : undefined;
+  // Names and aliases only (a row's code, 'us' or ' gb ', is done by now): spaces as one.
+  const name = code.replace(/\s+/g, ' ');
+  if (Object.hasOwn(COUNTRY_ALIASES, name)) return COUNTRY_ALIASES[name];
+  return name.length > 2 ? countryByName(name) : undefined;
 }
