@@ -25,6 +25,8 @@ export interface GlobalOptions {
 export class CliContext {
   private settingsCache: Settings | undefined;
   private loggerCache: Logger | undefined;
+  /** The level when neither --log-level nor ADSYNC_LOG_LEVEL says one (see quietLogs). */
+  private defaultLevel: LevelWithSilent = 'info';
   exitCode = 0;
   /** Stderr as log lines and a progress bar share it on a terminal. */
   readonly terminal: TerminalOutput;
@@ -51,7 +53,15 @@ export class CliContext {
   }
 
   /**
-   * The log level: `--log-level`, else ADSYNC_LOG_LEVEL, else info. An empty ADSYNC_LOG_LEVEL
+   * For a command whose output is its report (validate): warnings and errors only, unless
+   * --log-level or ADSYNC_LOG_LEVEL asks for more. Call before anything logs.
+   */
+  quietLogs(): void {
+    this.defaultLevel = 'warn';
+  }
+
+  /**
+   * The log level: `--log-level`, else ADSYNC_LOG_LEVEL, else info (warn after quietLogs). An empty ADSYNC_LOG_LEVEL
    * (`ADSYNC_LOG_LEVEL=` in a systemd EnvironmentFile) counts as unset; any other value that
    * is not a level is a ConfigError (exit 2).
    */
@@ -59,7 +69,7 @@ export class CliContext {
     const flag = this.globals().logLevel;
     if (flag !== undefined) return flag;
     const value = this.env.ADSYNC_LOG_LEVEL;
-    if (value === undefined || value === '') return 'info';
+    if (value === undefined || value === '') return this.defaultLevel;
     if ((LOG_LEVELS as readonly string[]).includes(value)) return value as LevelWithSilent;
     throw new ConfigError(`ADSYNC_LOG_LEVEL is "${value}": expected one of ${LOG_LEVELS.join(', ')} (or empty for the default, info)`);
   }

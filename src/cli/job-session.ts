@@ -79,10 +79,10 @@ export function openStore(ctx: CliContext): StateStore {
   return openStateStore(ctx.settings.statePath, { offThreadCommitMin: ctx.settings.commitThreadMin });
 }
 
-/** Prints a run's outcome: the JSON line, or the table; a failure line on stderr. */
-export function reportRun(ctx: CliContext, summary: RunSummary, json: boolean): void {
+/** Prints a run's outcome: the JSON line, or the table (validate's without the sending counts); a failure line on stderr. */
+export function reportRun(ctx: CliContext, summary: RunSummary, json: boolean, validation = false): void {
   if (json) ctx.io.stdout(`${JSON.stringify(summary)}\n`);
-  else ctx.io.stdout(formatSummaryTable(summary));
+  else ctx.io.stdout(formatSummaryTable(summary, { validation }));
   if (summary.status !== 'success' && summary.error) ctx.io.stderr(`adsync: job ${summary.job} ${summary.status}: ${summary.error}\n`);
   ctx.fail(summary.exit_code);
 }

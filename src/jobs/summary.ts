@@ -103,32 +103,45 @@ function n(value: number): string {
   return value.toLocaleString('en-US');
 }
 
-/** A small table for people at a terminal. */
-export function formatSummaryTable(s: RunSummary): string {
+/**
+ * A small table for people at a terminal. `validation`: the report of `adsync validate`,
+ * which sends nothing: what was read and found, without the counts of sending. "invalid
+ * values": identifiers dropped (rows keep their other identifiers; rejected counts rows).
+ */
+export function formatSummaryTable(s: RunSummary, options: { validation?: boolean } = {}): string {
   const isCatalog = s.kind === 'catalog';
+  const validation = options.validation === true;
+  const sending: [string, string][] = validation
+    ? []
+    : [
+        ['unchanged', n(s.unchanged)],
+        ...(isCatalog
+          ? ([
+              ['created', n(s.created)],
+              ['updated', n(s.updated)],
+              ['deleted', n(s.deleted)],
+            ] as [string, string][])
+          : ([
+              ['added', n(s.added)],
+              ['removed', n(s.removed)],
+            ] as [string, string][])),
+        ['requests', `${n(s.requests)} (${n(s.retries)} retries)`],
+      ];
+  const invalid = Object.entries(s.invalid_identifiers ?? {}).filter(([, count]) => count > 0);
   const rows: [string, string][] = [
-    ['status', `${s.status}${s.dry_run ? ' (dry run: nothing was sent)' : ''}`],
+    ['status', validation ? (s.status === 'success' ? 'valid' : s.status) : `${s.status}${s.dry_run ? ' (dry run: nothing was sent)' : ''}`],
     ['read', n(s.read)],
     ['valid', n(s.valid)],
     ['rejected', n(s.rejected)],
     ['duplicates', n(s.duplicates)],
-    ['unchanged', n(s.unchanged)],
-    ...(isCatalog
-      ? ([
-          ['created', n(s.created)],
-          ['updated', n(s.updated)],
-          ['deleted', n(s.deleted)],
-        ] as [string, string][])
-      : ([
-          ['added', n(s.added)],
-          ['removed', n(s.removed)],
-        ] as [string, string][])),
-    ['requests', `${n(s.requests)} (${n(s.retries)} retries)`],
+    ...(invalid.length > 0 ? ([['invalid values', invalid.map(([type, count]) => `${type} ${n(count)}`).join(', ')]] as [string, string][]) : []),
+    ...sending,
     ['duration', `${(s.duration_ms / 1000).toFixed(1)} s`],
   ];
   if (s.rejects_file) rows.push(['rejects file', s.rejects_file]);
   const width = Math.max(...rows.map(([k]) => k.length));
-  const lines = [`${s.job} (${s.kind.replace(/_/g, ' ')}) run ${s.run_id}`, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)];
+  const title = validation ? `${s.job} (${s.kind.replace(/_/g, ' ')}) validated: nothing was sent` : `${s.job} (${s.kind.replace(/_/g, ' ')}) run ${s.run_id}`;
+  const lines = [title, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)];
   if (s.error) lines.push(`  error: ${s.error}`);
   for (const note of s.notes ?? []) lines.push(`  note: ${note}`);
   return `${lines.join('\n')}\n`;

@@ -35,6 +35,33 @@ describe('adsync validate', () => {
     expect(existsSync(ws.statePath)).toBe(false);
   });
 
+  it("prints a validation report (no sending counts) and, at the default log level, no run's info lines", async () => {
+    ws.write('crm.csv', 'Customer ID,E-mail,Phone\nC1,a@example.com,+14155552671\nC2,A@example.com,12\nC3,c@example.com,\nC4,,\n');
+    ws.write('crm.yaml', job('{ email: E-mail, phone_number: Phone, partner_user_id: Customer ID }').replace('identifiers:', 'max_remove_ratio: 1\n  identifiers:'));
+    const quiet = await ws.cli(['validate', 'crm.yaml'], { ADSYNC_LOG_LEVEL: undefined });
+    expect(quiet.code, quiet.stderr).toBe(0);
+    const table = quiet.stdout.replace(/(duration +)\d+\.\d s/, '$1N s').replace(/(rejects file +)\S+/, '$1FILE');
+    expect(table).toBe(
+      [
+        'crm (custom audience) validated: nothing was sent',
+        '  status          valid',
+        '  read            4',
+        '  valid           4',
+        '  rejected        0',
+        '  duplicates      1',
+        '  invalid values  phone_number 1',
+        '  duration        N s',
+        // The phone number dropped from row 2 (the row is kept for its email and id).
+        '  rejects file    FILE',
+        '',
+      ].join('\n'),
+    );
+    expect(quiet.stderr).toBe(`${ws.dir}/crm.yaml: valid; 4 of 4 rows usable\n`);
+    // Asked for, the info lines are there.
+    const verbose = await ws.cli(['--log-level', 'info', 'validate', 'crm.yaml'], { ADSYNC_LOG_LEVEL: undefined });
+    expect(verbose.stderr).toContain('"msg":"run started"');
+  });
+
   it('exit 2 for a column the export does not have, naming the export columns', async () => {
     ws.write('crm.csv', 'Customer ID,e-mail,Phone\nC1,a@example.com,+14155552671\n');
     ws.write('crm.yaml', job('{ email: E-mail, phone_number: Mobile }'));

@@ -14,6 +14,8 @@ export function registerValidate(program: Command, ctx: CliContext): void {
     .option('--json', 'print one JSON summary per job on stdout')
     .option('--rejects-with-values', 'write the raw rejected values into the rejects file')
     .action(async (files: string[], flags: { json?: boolean; rejectsWithValues?: boolean }) => {
+      // The report is the output: a run's info lines ("run started", ...) would bury it.
+      ctx.quietLogs();
       const jobs = loadJobs(ctx, files, { json: flags.json === true, dryRun: true });
       // Nothing of a validation is kept: the state used for deduplication is in memory.
       const store = openStateStore(':memory:');
@@ -26,7 +28,7 @@ export function registerValidate(program: Command, ctx: CliContext): void {
             validateOnly: true,
             rejectsWithValues: flags.rejectsWithValues === true,
           });
-          reportRun(ctx, summary, flags.json === true);
+          reportRun(ctx, summary, flags.json === true, true);
           if (summary.status === 'success') ctx.io.stderr(`${job.file}: valid; ${summary.valid} of ${summary.read} rows usable\n`);
         }
       } finally {
