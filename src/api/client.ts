@@ -184,13 +184,24 @@ export class AdsApiClient {
     });
   }
 
-  /** Follows next_cursor until the last page, yielding each page's data. */
+  /**
+   * Follows next_cursor until the last page, yielding each page's data. A next_cursor that was
+   * already followed would list the same pages forever: it stops the listing with an error.
+   */
   async *paginate<T>(call: ApiCall, parse: (data: unknown) => T[]): AsyncGenerator<T[]> {
+    const followed = new Set<string>();
     let cursor: string | undefined;
     do {
       const page: Envelope<T[]> = await this.call({ ...call, query: { ...call.query, cursor } }, parse);
       yield page.data;
       cursor = page.next_cursor ?? undefined;
+      if (cursor !== undefined && followed.has(cursor)) {
+        throw new ApiRequestError(
+          { method: call.method, path: call.path },
+          `${call.method} ${call.path}: the service gave next_cursor "${cursor}" again after ${followed.size + 1} pages; stopped listing (the list would never end)`,
+        );
+      }
+      if (cursor !== undefined) followed.add(cursor);
     } while (cursor);
   }
 

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AdsApiClient } from '../../src/api/client.js';
 import { Credentials } from '../../src/api/credentials.js';
 import {
+  ApiRequestError,
   ApiValidationError,
   AuthError,
   CountMismatchError,
@@ -273,6 +274,28 @@ describe('AdsApiClient', () => {
     }
     expect(seen).toEqual(['1', '2', '3']);
     expect(server.requests.map((r) => r.url)).toEqual(['/12/accounts?count=2', '/12/accounts?count=2&cursor=c%202']);
+  });
+
+  it('stops a listing whose next_cursor repeats one already followed, instead of listing forever', async () => {
+    server = await startScriptedServer((req, res) => {
+      const cursor = new URL(req.url, 'http://x').searchParams.get('cursor');
+      // Page 1 -> "a" -> "b" -> "a" again: a loop.
+      json(res, 200, { request: {}, data: [{ id: cursor ?? 'first' }], next_cursor: cursor === 'a' ? 'b' : 'a' });
+    });
+    const c = client(server.url);
+    const seen: string[] = [];
+    const error = await (async () => {
+      for await (const page of c.paginate({ method: 'GET', path: '/12/accounts', family: 'accounts' }, (d) => d as { id: string }[])) {
+        seen.push(...page.map((p) => p.id));
+        if (seen.length > 10) return new Error('the listing did not stop');
+      }
+      return undefined;
+    })().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiRequestError);
+    expect((error as ApiRequestError).retryable).toBe(false);
+    expect((error as Error).message).toBe('GET /12/accounts: the service gave next_cursor "a" again after 3 pages; stopped listing (the list would never end)');
+    expect(seen).toEqual(['first', 'a', 'b']);
+    expect(server.requests).toHaveLength(3);
   });
 
   it('never puts a secret into an error message or its JSON form', async () => {
