@@ -8,7 +8,8 @@
  * gone from the catalog: it is handed to `onDeleted` and counted apart as deleted outside
  * adsync, unless the request was retried (then the first attempt, applied but unanswered,
  * deleted it, and it counts as deleted); any other delete failure is reported and the
- * product stays in the state.
+ * product stays in the state. A product counts as deleted only when the answer lists its
+ * product_key as deleted: one the answer does not mention failed, and stays in the state.
  */
 import type { AdsApiClient } from '../api/client.js';
 import { ApiRequestError, AuthError, ForbiddenError, NotFoundError } from '../api/errors.js';
@@ -195,14 +196,25 @@ export async function removeProducts(pages: AsyncIterable<readonly ProductToDele
         retried = true;
       });
       const failed = new Map<string, string>();
-      for (const a of answers) if (a.failed_product_key) failed.set(a.failed_product_key, a.message ?? 'not deleted');
+      const confirmed = new Set<string>();
+      for (const a of answers) {
+        if (a.failed_product_key) failed.set(a.failed_product_key, a.message ?? 'not deleted');
+        else if (a.product_key) confirmed.add(a.product_key);
+      }
       // Gone from the catalog: deleted now, or already (not found). Either way the state forgets it.
       const gone: string[] = [];
       let deleted = 0;
       let alreadyGone = 0;
+      let unanswered = 0;
       for (const p of products) {
         const message = failed.get(p.productKey);
         if (message === undefined) {
+          // A key the answer does not mention may still be in the catalog: the state keeps it
+          // and the next run deletes it again (a "not found" then makes the state forget it).
+          if (!confirmed.has(p.productKey)) {
+            unanswered += 1;
+            continue;
+          }
           gone.push(p.id);
           deleted += 1;
         } else if (NOT_FOUND.test(message)) {
@@ -218,6 +230,10 @@ export async function removeProducts(pages: AsyncIterable<readonly ProductToDele
       await options.onDeleted?.(gone);
       result.deleted += deleted;
       result.alreadyGone += alreadyGone;
+      if (unanswered > 0) {
+        result.failed += unanswered;
+        options.onFailed?.(unanswered, new ApiRequestError({ method: 'DELETE', path: `/12/product_catalogs/${options.catalogId}/products` }, `the service's answer has no result for ${unanswered} of the ${products.length} product keys sent`));
+      }
     } catch (caught) {
       const error = toAdsyncError(caught);
       result.failed += products.length;

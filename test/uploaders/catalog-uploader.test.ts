@@ -164,6 +164,33 @@ describe('removeProducts', () => {
     expect(result).toMatchObject({ deleted: 128, alreadyGone: 1, deleteFailures: [{ id: 'P-8', productKey: 'k-8', message: 'the product is locked by a running export' }] });
     expect(forgotten.sort()).toEqual(toDelete.filter((p) => p.id !== 'P-8').map((p) => p.id).sort());
   });
+  it('keeps in the state a product whose product_key the answer does not mention: it may still be in the catalog', async () => {
+    const { client } = await clientFor((_req, res) => {
+      // The answer lists k-0 as deleted, k-1 as not found, and says nothing of k-2 and k-3.
+      json(res, 200, {
+        data: {
+          delete_products: [
+            { product_key: 'k-0', failed_product_key: null, message: null },
+            { product_key: null, failed_product_key: 'k-1', message: 'product key k-1 was not found in catalog c' },
+          ],
+        },
+      });
+    });
+    const toDelete: ProductToDelete[] = Array.from({ length: 4 }, (_, i) => ({ id: `P-${i}`, productKey: `k-${i}` }));
+    const forgotten: string[] = [];
+    const failures: string[] = [];
+    const result = await removeProducts(pages(toDelete), {
+      client,
+      catalogId: 'c',
+      concurrency: 1,
+      onAcknowledged: async () => undefined,
+      onDeleted: async (ids) => void forgotten.push(...ids),
+      onFailed: (count, error) => failures.push(`${count}: ${error.message}`),
+    });
+    expect(result).toMatchObject({ deleted: 1, alreadyGone: 1, failed: 2, deleteFailures: [] });
+    expect(forgotten).toEqual(['P-0', 'P-1']);
+    expect(failures).toEqual(["2: the service's answer has no result for 2 of the 4 product keys sent"]);
+  });
 });
 
 describe('listAllProducts (the rebuild of lost state)', () => {
