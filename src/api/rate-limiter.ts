@@ -3,9 +3,10 @@
  * instead of discovering them through 429s:
  * - a static budget per family (requests per window) for limits the service documents
  *   (1500 per minute on audience user batches), enforced as a sliding window;
- * - the service's own x-rate-limit-limit/-remaining/-reset headers: when the remaining
- *   budget (minus requests already in flight) runs out, callers wait for the reset, and when
- *   it runs low the remaining requests are spread over the time left.
+ * - the service's own x-rate-limit-limit/-remaining/-reset headers (and, on GETs, the
+ *   account-level x-account-rate-limit-* ones, whichever has fewer requests left): when the
+ *   remaining budget (minus requests already in flight) runs out, callers wait for the
+ *   reset, and when it runs low the remaining requests are spread over the time left.
  */
 
 export type EndpointFamily =
@@ -154,16 +155,43 @@ function numericHeader(headers: Headers, name: string): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-/** x-rate-limit-reset (epoch seconds) as epoch ms, when present. */
-export function readResetHeader(headers: Headers): number | undefined {
-  const reset = numericHeader(headers, 'x-rate-limit-reset');
+/** The user-level limit (x-rate-limit-*) and the account-level one GETs also carry (x-account-rate-limit-*). */
+const LEVELS = ['x-rate-limit', 'x-account-rate-limit'] as const;
+
+function resetAt(headers: Headers, level: (typeof LEVELS)[number]): number | undefined {
+  const reset = numericHeader(headers, `${level}-reset`);
   return reset === undefined ? undefined : reset * 1000;
 }
 
-/** Reads x-rate-limit-{limit,remaining,reset} (reset in epoch seconds) from response headers. */
+/**
+ * When a 429 says to come back, as epoch ms: the latest reset among the levels whose
+ * remaining count is used up (the limit that was hit), else the user-level reset, else the
+ * account-level one.
+ */
+export function readResetHeader(headers: Headers): number | undefined {
+  let exhausted: number | undefined;
+  for (const level of LEVELS) {
+    const at = resetAt(headers, level);
+    if (at !== undefined && numericHeader(headers, `${level}-remaining`) === 0) exhausted = Math.max(exhausted ?? at, at);
+  }
+  return exhausted ?? resetAt(headers, 'x-rate-limit') ?? resetAt(headers, 'x-account-rate-limit');
+}
+
+function observedLevel(headers: Headers, level: (typeof LEVELS)[number]): ObservedLimit | undefined {
+  const remaining = numericHeader(headers, `${level}-remaining`);
+  const at = resetAt(headers, level);
+  if (remaining === undefined || at === undefined) return undefined;
+  return { limit: numericHeader(headers, `${level}-limit`), remaining, resetAt: at };
+}
+
+/**
+ * Reads x-rate-limit-{limit,remaining,reset} (reset in epoch seconds) from response headers,
+ * and the account-level x-account-rate-limit-* of GETs: of the two, the one with fewer
+ * requests left (on a tie, the later reset) is the one to pace by.
+ */
 export function readRateLimitHeaders(headers: Headers): ObservedLimit | undefined {
-  const remaining = numericHeader(headers, 'x-rate-limit-remaining');
-  const resetAt = readResetHeader(headers);
-  if (remaining === undefined || resetAt === undefined) return undefined;
-  return { limit: numericHeader(headers, 'x-rate-limit-limit'), remaining, resetAt };
+  const [user, account] = LEVELS.map((level) => observedLevel(headers, level));
+  if (!user || !account) return user ?? account;
+  if (account.remaining !== user.remaining) return account.remaining < user.remaining ? account : user;
+  return account.resetAt > user.resetAt ? account : user;
 }

@@ -97,6 +97,28 @@ describe('AdsApiClient', () => {
     expect(server.requests[1]!.receivedAt).toBeGreaterThanOrEqual(resetAt * 1000);
   });
 
+  it('on a 429 of a GET whose account-level limit is used up, waits for the account-level reset, not the earlier user-level one', async () => {
+    let accountResetAt = 0;
+    server = await startScriptedServer((_req, res) => {
+      const now = Date.now();
+      if (accountResetAt === 0) accountResetAt = Math.ceil(now / 1000) + 2;
+      const headers = {
+        'x-rate-limit-limit': '2000',
+        'x-rate-limit-remaining': '1990',
+        'x-rate-limit-reset': String(Math.ceil(now / 1000)),
+        'x-account-rate-limit-limit': '100',
+        'x-account-rate-limit-remaining': now < accountResetAt * 1000 ? '0' : '99',
+        'x-account-rate-limit-reset': String(accountResetAt),
+      };
+      if (now < accountResetAt * 1000) json(res, 429, { errors: [{ code: 'TOO_MANY_REQUESTS', message: 'slow down' }] }, headers);
+      else json(res, 200, ok, headers);
+    });
+    const c = client(server.url);
+    await getAccount(c);
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[1]!.receivedAt).toBeGreaterThanOrEqual(accountResetAt * 1000);
+  });
+
   it('honours Retry-After on a 503', async () => {
     let first = 0;
     server = await startScriptedServer((_req, res, i) => {

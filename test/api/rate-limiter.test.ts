@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RateLimiter, readRateLimitHeaders } from '../../src/api/rate-limiter.js';
+import { RateLimiter, readRateLimitHeaders, readResetHeader } from '../../src/api/rate-limiter.js';
 
 function fakeClock(start = 1_000_000) {
   let t = start;
@@ -87,6 +87,21 @@ describe('readRateLimitHeaders', () => {
       remaining: 12,
       resetAt: 1_700_000_000_000,
     });
+  });
+  it('paces by the account-level x-account-rate-limit-* of a GET when it has fewer requests left', () => {
+    const user = { 'x-rate-limit-limit': '2000', 'x-rate-limit-remaining': '1500', 'x-rate-limit-reset': '1700000060' };
+    const account = { 'x-account-rate-limit-limit': '100', 'x-account-rate-limit-remaining': '0', 'x-account-rate-limit-reset': '1700000900' };
+    expect(readRateLimitHeaders({ ...user, ...account })).toEqual({ limit: 100, remaining: 0, resetAt: 1_700_000_900_000 });
+    expect(readRateLimitHeaders({ ...user, ...account, 'x-account-rate-limit-remaining': '1600' })).toEqual({ limit: 2000, remaining: 1500, resetAt: 1_700_000_060_000 });
+    expect(readRateLimitHeaders(account)).toEqual({ limit: 100, remaining: 0, resetAt: 1_700_000_900_000 });
+  });
+  it('on a 429, comes back at the reset of the limit that is used up', () => {
+    const user = { 'x-rate-limit-remaining': '1500', 'x-rate-limit-reset': '1700000060' };
+    const account = { 'x-account-rate-limit-remaining': '0', 'x-account-rate-limit-reset': '1700000900' };
+    expect(readResetHeader({ ...user, ...account })).toBe(1_700_000_900_000);
+    expect(readResetHeader({ ...user, 'x-rate-limit-remaining': '0', ...account, 'x-account-rate-limit-reset': '1700000030' })).toBe(1_700_000_060_000);
+    expect(readResetHeader(user)).toBe(1_700_000_060_000);
+    expect(readResetHeader({ 'x-account-rate-limit-reset': '1700000900' })).toBe(1_700_000_900_000);
   });
   it('ignores absent or malformed headers', () => {
     expect(readRateLimitHeaders({})).toBeUndefined();
