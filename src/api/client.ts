@@ -20,7 +20,7 @@ import {
 } from './errors.js';
 import { sendHttp, type HttpMethod, type HttpResponse } from './http.js';
 import { percentEncode, signRequest, type ParamPair, type TokenCredentials } from './oauth1.js';
-import { RateLimiter, readRateLimitHeaders, readResetHeader, DEFAULT_RATE_LIMITS, type EndpointFamily, type RateLimitSettings } from './rate-limiter.js';
+import { RateLimiter, readRateLimitHeaders, readResetHeader, sleep, DEFAULT_RATE_LIMITS, type EndpointFamily, type RateLimitSettings } from './rate-limiter.js';
 import { withRetry, DEFAULT_RETRY, type RetryEvent, type RetrySettings } from './retry.js';
 import { silentLogger } from '../logging/logger.js';
 import { registerSecrets } from '../logging/secrets.js';
@@ -141,8 +141,10 @@ export class AdsApiClient {
     this.apiUrl = (options.apiUrl ?? DEFAULT_API_URL).replace(/\/+$/, '');
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
-    this.limiter = new RateLimiter(options.rateLimits ?? DEFAULT_RATE_LIMITS);
     this.logger = options.logger ?? silentLogger();
+    this.limiter = new RateLimiter(options.rateLimits ?? DEFAULT_RATE_LIMITS, Date.now, sleep, ({ family, waitMs, until, cause }) =>
+      this.logger.info({ family, waitSeconds: Math.round(waitMs / 1000), until: new Date(until).toISOString(), cause }, 'waiting for the rate limit before sending more'),
+    );
     this.signal = options.signal;
     this.onRetry = options.onRetry;
   }

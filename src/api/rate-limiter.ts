@@ -45,7 +45,20 @@ interface FamilyState {
   startedSinceObserved: number;
   inFlight: number;
   nextSlotAt: number;
+  /** The end of the last long wait reported (one report per wait, however many callers wait). */
+  reportedUntil: number;
 }
+
+/** A wait of at least LONG_WAIT_MS: why (the client-side budget or the service's headers) and until when. */
+export interface LongWait {
+  family: EndpointFamily;
+  waitMs: number;
+  until: number;
+  cause: 'rate_limits setting' | 'service rate-limit headers';
+}
+
+/** Waits from this long on are reported (onLongWait): a progress display that stops for minutes must say why. */
+export const LONG_WAIT_MS = 5_000;
 
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
@@ -78,12 +91,13 @@ export class RateLimiter {
     private readonly limits: RateLimitSettings = DEFAULT_RATE_LIMITS,
     private readonly now: () => number = Date.now,
     private readonly sleepFn: Sleep = sleep,
+    private readonly onLongWait?: (wait: LongWait) => void,
   ) {}
 
   private state(family: EndpointFamily): FamilyState {
     let s = this.states.get(family);
     if (!s) {
-      s = { sent: [], observed: undefined, startedSinceObserved: 0, inFlight: 0, nextSlotAt: 0 };
+      s = { sent: [], observed: undefined, startedSinceObserved: 0, inFlight: 0, nextSlotAt: 0, reportedUntil: 0 };
       this.states.set(family, s);
     }
     return s;
@@ -91,9 +105,14 @@ export class RateLimiter {
 
   /** How long a request of this family must wait now; 0 when it may go. */
   delayFor(family: EndpointFamily): number {
+    return this.delayAndCause(family).wait;
+  }
+
+  private delayAndCause(family: EndpointFamily): { wait: number; cause: LongWait['cause'] } {
     const s = this.state(family);
     const now = this.now();
     let wait = 0;
+    let cause: LongWait['cause'] = 'rate_limits setting';
     const limit = this.limits[family];
     if (limit) {
       while (s.sent.length > 0 && (s.sent[0] ?? 0) <= now - limit.windowMs) s.sent.shift();
@@ -105,19 +124,24 @@ export class RateLimiter {
         s.observed = undefined;
       } else {
         const budget = obs.remaining - s.startedSinceObserved;
-        if (budget <= 0) {
-          wait = Math.max(wait, obs.resetAt - now + RESET_MARGIN_MS);
-        } else if (obs.limit !== undefined && budget < obs.limit * PACE_BELOW_SHARE) {
-          wait = Math.max(wait, s.nextSlotAt - now);
+        let byService = 0;
+        if (budget <= 0) byService = obs.resetAt - now + RESET_MARGIN_MS;
+        else if (obs.limit !== undefined && budget < obs.limit * PACE_BELOW_SHARE) byService = s.nextSlotAt - now;
+        if (byService > wait) {
+          wait = byService;
+          cause = 'service rate-limit headers';
         }
       }
     }
-    return Math.max(0, wait);
+    return { wait: Math.max(0, wait), cause };
   }
 
   /** Waits until a request of this family may be sent, then counts it as sent. */
   async acquire(family: EndpointFamily, signal?: AbortSignal): Promise<void> {
-    for (let wait = this.delayFor(family); wait > 0; wait = this.delayFor(family)) {
+    for (;;) {
+      const { wait, cause } = this.delayAndCause(family);
+      if (wait <= 0) break;
+      this.reportLongWait(family, wait, cause);
       await this.sleepFn(wait, signal);
     }
     const s = this.state(family);
@@ -129,6 +153,16 @@ export class RateLimiter {
       const budget = s.observed.remaining - s.startedSinceObserved;
       s.nextSlotAt = now + (budget > 0 ? Math.max(0, s.observed.resetAt - now) / (budget + 1) : 0);
     }
+  }
+
+  private reportLongWait(family: EndpointFamily, waitMs: number, cause: LongWait['cause']): void {
+    if (this.onLongWait === undefined || waitMs < LONG_WAIT_MS) return;
+    const s = this.state(family);
+    const until = this.now() + waitMs;
+    // Callers waiting for the same window report it once.
+    if (until <= s.reportedUntil + LONG_WAIT_MS) return;
+    s.reportedUntil = until;
+    this.onLongWait({ family, waitMs, until, cause });
   }
 
   /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RateLimiter, readRateLimitHeaders, readResetHeader } from '../../src/api/rate-limiter.js';
+import { RateLimiter, readRateLimitHeaders, readResetHeader, type LongWait } from '../../src/api/rate-limiter.js';
 
 function fakeClock(start = 1_000_000) {
   let t = start;
@@ -45,6 +45,46 @@ describe('RateLimiter', () => {
     limiter.release('catalog_write', { limit: 450, remaining: 0, resetAt: clock.now() + 5000 });
     await limiter.acquire('catalog_write');
     expect(clock.sleeps).toEqual([5250]);
+  });
+
+  it('reports a long wait with its cause and end; short waits are not reported', async () => {
+    const clock = fakeClock();
+    const waits: LongWait[] = [];
+    const limiter = new RateLimiter({ audience_users: { requests: 1, windowMs: 60_000 } }, clock.now, clock.sleep, (w) => waits.push(w));
+    await limiter.acquire('catalog_write');
+    limiter.release('catalog_write', { limit: 450, remaining: 0, resetAt: clock.now() + 4000 });
+    await limiter.acquire('catalog_write');
+    expect(waits).toEqual([]); // 4.25 s: under LONG_WAIT_MS
+    limiter.release('catalog_write', { limit: 450, remaining: 0, resetAt: clock.now() + 120_000 });
+    const start = clock.now();
+    await limiter.acquire('catalog_write');
+    expect(waits).toEqual([{ family: 'catalog_write', waitMs: 120_250, until: start + 120_250, cause: 'service rate-limit headers' }]);
+    // The client-side budget: the second request of the window waits 60 s.
+    await limiter.acquire('audience_users');
+    const at = clock.now();
+    await limiter.acquire('audience_users');
+    expect(waits.slice(1)).toEqual([{ family: 'audience_users', waitMs: 60_000, until: at + 60_000, cause: 'rate_limits setting' }]);
+  });
+
+  it('reports the wait for one window once, however many callers wait for it', async () => {
+    let t = 1_000_000;
+    const wakers: (() => void)[] = [];
+    const sleep = (ms: number): Promise<void> =>
+      new Promise((resolve) =>
+        wakers.push(() => {
+          t = Math.max(t, 1_000_000 + ms + 250);
+          resolve();
+        }),
+      );
+    const waits: LongWait[] = [];
+    const limiter = new RateLimiter({}, () => t, sleep, (w) => waits.push(w));
+    await limiter.acquire('catalog_write');
+    limiter.release('catalog_write', { limit: 450, remaining: 0, resetAt: t + 30_000 });
+    const callers = [limiter.acquire('catalog_write'), limiter.acquire('catalog_write'), limiter.acquire('catalog_write')];
+    expect(wakers).toHaveLength(3);
+    expect(waits).toEqual([{ family: 'catalog_write', waitMs: 30_250, until: 1_030_250, cause: 'service rate-limit headers' }]);
+    for (const wake of wakers) wake();
+    await Promise.all(callers);
   });
 
   it('counts requests still in flight against the remaining budget', async () => {
