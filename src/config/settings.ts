@@ -18,11 +18,18 @@ import { expandHome } from './home-path.js';
 const ratio = z.number().min(0).max(1);
 const positiveInt = z.number().int().positive();
 
+/** The longest a Node.js timer can wait (~24.8 days): a longer delay fires after 1 ms instead. */
+const MAX_TIMER_MS = 2_147_483_647;
+/** A duration in milliseconds that timers wait for. */
+export const timerMs = z.number().int().min(0).max(MAX_TIMER_MS, `at most ${MAX_TIMER_MS} (about 24.8 days: a longer wait cannot be timed)`);
+/** A duration in whole seconds (at least 1) that timers wait for. */
+const timerSeconds = positiveInt.max(Math.floor(MAX_TIMER_MS / 1000), `at most ${Math.floor(MAX_TIMER_MS / 1000)} (about 24.8 days: a longer wait cannot be timed)`);
+
 export const retrySchema = z.strictObject({
   retries: z.number().int().min(0).max(100).optional(),
-  min_delay_ms: z.number().int().min(0).optional(),
-  max_delay_ms: z.number().int().min(0).optional(),
-  budget_ms: z.number().int().min(0).optional(),
+  min_delay_ms: timerMs.optional(),
+  max_delay_ms: timerMs.optional(),
+  budget_ms: timerMs.optional(),
 });
 
 export const alertsSchema = z.strictObject({
@@ -30,7 +37,7 @@ export const alertsSchema = z.strictObject({
   reject_ratio: ratio.optional(),
 });
 
-const familyLimitSchema = z.strictObject({ requests: positiveInt, window_seconds: positiveInt }).nullable();
+const familyLimitSchema = z.strictObject({ requests: positiveInt, window_seconds: timerSeconds }).nullable();
 
 export const FAMILIES = ['audience_users', 'do_not_reach_users', 'catalog_read', 'catalog_write', 'audiences', 'accounts', 'oauth', 'other'] as const satisfies readonly EndpointFamily[];
 
@@ -43,14 +50,14 @@ export const settingsFileSchema = z.strictObject({
   concurrency: z.number().int().min(1).max(64).optional(),
   read_threads: z.number().int().min(1).max(16).optional(),
   commit_thread_min: positiveInt.nullable().optional(),
-  request_timeout_ms: positiveInt.optional(),
+  request_timeout_ms: timerMs.min(1).optional(),
   retry: retrySchema.optional(),
   rate_limits: z.partialRecord(z.enum(FAMILIES), familyLimitSchema).optional(),
   timezone: z.string().optional(),
   max_reject_ratio: ratio.optional(),
   alerts: alertsSchema.optional(),
-  lock: z.strictObject({ ttl_seconds: positiveInt.optional(), heartbeat_seconds: positiveInt.optional() }).optional(),
-  progress_interval_seconds: positiveInt.optional(),
+  lock: z.strictObject({ ttl_seconds: timerSeconds.optional(), heartbeat_seconds: timerSeconds.optional() }).optional(),
+  progress_interval_seconds: timerSeconds.optional(),
   audience: z.strictObject({ refresh_after_days: positiveInt.optional(), max_remove_ratio: ratio.optional() }).optional(),
   catalog: z.strictObject({ max_delete_ratio: ratio.optional() }).optional(),
 });

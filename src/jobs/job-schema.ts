@@ -4,7 +4,7 @@
  * errors, so a misspelt key never silently falls back to a default.
  */
 import { z } from 'zod';
-import { alertsSchema, retrySchema } from '../config/settings.js';
+import { alertsSchema, retrySchema, timerMs } from '../config/settings.js';
 import { IDENTIFIER_TYPES } from '../hash/types.js';
 
 /** An id: a string, or a YAML number that is a safe integer (big ones must be quoted). */
@@ -97,7 +97,7 @@ export const jobFileSchema = z
     max_reject_ratio: ratio.optional(),
     alerts: alertsSchema.optional(),
     concurrency: z.number().int().min(1).max(64).optional(),
-    request_timeout_ms: z.number().int().positive().optional(),
+    request_timeout_ms: timerMs.min(1).optional(),
     retry: retrySchema.optional(),
   })
   .refine((j) => (j.audience === undefined) !== (j.catalog === undefined), {

@@ -26,6 +26,34 @@ describe('settings', () => {
     expect(s.concurrency).toBe(2);
   });
 
+  it('refuses durations longer than a timer can wait (a Node.js timer over 2^31-1 ms fires after 1 ms)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'adsync-cfg-'));
+    writeFileSync(
+      join(dir, 'long.yaml'),
+      'request_timeout_ms: 3000000000\nretry: { max_delay_ms: 2147483648, budget_ms: 2147483647 }\nlock: { ttl_seconds: 2147484, heartbeat_seconds: 20 }\nprogress_interval_seconds: 9999999999\nrate_limits: { catalog_write: { requests: 450, window_seconds: 2147484 } }\n',
+    );
+    const message = (() => {
+      try {
+        loadSettings({ path: 'long.yaml', cwd: dir, env: {} });
+        return 'loaded';
+      } catch (e) {
+        return (e as Error).message;
+      }
+    })();
+    const ms = 'at most 2147483647 (about 24.8 days: a longer wait cannot be timed)';
+    const s = 'at most 2147483 (about 24.8 days: a longer wait cannot be timed)';
+    expect(message).toBe(
+      [
+        'long.yaml is not valid:',
+        `  request_timeout_ms: ${ms}`,
+        `  retry.max_delay_ms: ${ms}`,
+        `  rate_limits.catalog_write.window_seconds: ${s}`,
+        `  lock.ttl_seconds: ${s}`,
+        `  progress_interval_seconds: ${s}`,
+      ].join('\n'),
+    );
+  });
+
   it('names the file, the field and the fix for a bad settings file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'adsync-cfg-'));
     writeFileSync(join(dir, 'bad.yaml'), 'concurrency: many\nretrys: {}\n');
