@@ -32,7 +32,6 @@ export interface SchedulerOptions {
 interface Scheduled {
   job: Job;
   task: ScheduledTask;
-  running: Promise<void> | undefined;
 }
 
 /**
@@ -58,7 +57,12 @@ function linksToNonFile(link: string): boolean {
 
 export class Scheduler {
   private readonly scheduled = new Map<string, Scheduled>();
-  private readonly running = new Set<Promise<void>>();
+  /**
+   * The runs in progress, by job name. Kept apart from the schedule: a run goes on while a
+   * reload changes its job, or removes it and a later reload brings it back (a job file saved
+   * broken, then fixed), and it must keep blocking that job's ticks all the while.
+   */
+  private readonly running = new Map<string, Promise<void>>();
   private stopped = false;
 
   constructor(private readonly options: SchedulerOptions) {
@@ -110,12 +114,9 @@ export class Scheduler {
       }
       wanted.set(job.name, job);
     }
-    // A run in progress keeps blocking its job's ticks after a reload changed the job.
-    const inProgress = new Map<string, Promise<void>>();
     for (const [name, entry] of this.scheduled) {
       const next = wanted.get(name);
       if (!next || JSON.stringify(next) !== JSON.stringify(entry.job)) {
-        if (entry.running) inProgress.set(name, entry.running);
         await entry.task.destroy();
         this.scheduled.delete(name);
         if (!next) logger.info({ job: name }, 'job removed from the schedule');
@@ -124,10 +125,7 @@ export class Scheduler {
     for (const [name, job] of wanted) {
       if (this.scheduled.has(name)) continue;
       const task = cron.createTask(job.schedule ?? '', () => this.tick(name), { timezone: job.timezone, name });
-      const entry: Scheduled = { job, task, running: inProgress.get(name) };
-      entry.running?.finally(() => {
-        if (this.scheduled.get(name) === entry) entry.running = undefined;
-      }).catch(() => undefined);
+      const entry: Scheduled = { job, task };
       await task.start();
       this.scheduled.set(name, entry);
       logger.info({ job: name, schedule: job.schedule, timezone: job.timezone, nextRun: entry.task.getNextRun()?.toISOString() }, 'job scheduled');
@@ -139,7 +137,7 @@ export class Scheduler {
     const { logger } = this.options;
     const entry = this.scheduled.get(name);
     if (this.stopped || !entry) return;
-    if (entry.running) {
+    if (this.running.has(name)) {
       logger.warn({ job: name }, 'skipping this tick: the previous run of the job is still going');
       return;
     }
@@ -154,12 +152,8 @@ export class Scheduler {
         if (!this.stopped && current) logger.info({ job: name, nextRun: current.task.getNextRun()?.toISOString() }, 'next run');
       })
       .catch((error: unknown) => logger.error({ job: name, error: String(error) }, 'run crashed'))
-      .finally(() => {
-        entry.running = undefined;
-        this.running.delete(run);
-      });
-    entry.running = run;
-    this.running.add(run);
+      .finally(() => this.running.delete(name));
+    this.running.set(name, run);
   }
 
   /** Stops scheduling; waits for the runs in progress (they stop at the next batch boundary). */
@@ -168,6 +162,6 @@ export class Scheduler {
     for (const entry of this.scheduled.values()) await entry.task.destroy();
     this.scheduled.clear();
     if (this.running.size > 0) this.options.logger.info({ runs: this.running.size }, 'waiting for the runs in progress to commit their work in flight');
-    await Promise.allSettled([...this.running]);
+    await Promise.allSettled([...this.running.values()]);
   }
 }

@@ -207,6 +207,33 @@ describe('adsync schedule', () => {
     expect(await history('added')).toContainEqual(expect.objectContaining({ status: 'success' }));
   });
 
+  it('keeps a run blocking its job while a reload drops the job (a job file saved broken) and the next brings it back', { timeout: 40_000 }, async () => {
+    const good = jobYaml('* * * * * *', await serveSlowExport(5000));
+    ws.write('jobs/edited.yaml', good);
+    const { child, done, log, waitFor } = startScheduler();
+    await waitFor('"msg":"run started"', 'a first run');
+    // The operator saves the file half edited and reloads, then saves it fixed and reloads.
+    ws.write('jobs/edited.yaml', 'account_id: [\n');
+    child.kill('SIGHUP');
+    await waitFor('"msg":"job removed from the schedule"', 'the broken file dropping the job');
+    ws.write('jobs/edited.yaml', good);
+    child.kill('SIGHUP');
+    await waitFor(/"msg":"job scheduled"[^]*"msg":"job scheduled"/, 'the fixed file scheduling the job again');
+    await waitFor(/"job":"edited"[^\n]*"msg":"run finished"/, 'the first run to end', 20_000);
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+    // The ticks after the job came back were skipped while its first run was going: one run
+    // at a time, and none taken for a crashed one.
+    const starts = log().split('\n').filter((l) => l.includes('"msg":"run started"'));
+    const firstEnd = log().indexOf('"msg":"run finished"');
+    expect(starts.filter((l) => log().indexOf(l) < firstEnd), r.stderr).toHaveLength(1);
+    expect(r.stderr).not.toContain('an earlier run of this job stopped without finishing');
+    const runs = await history('edited');
+    expect(runs.map((x) => x.status)).not.toContain('failed');
+    assertNoOverlap(runs);
+  });
+
   it("fires a job on its cron expression in its own time zone, the settings' time zone by default", { timeout: 30_000 }, async () => {
     // Kolkata is UTC+5:30: its minute is never UTC's. An expression for this minute and the
     // next one in Kolkata time fires every second there, and never in UTC meanwhile.
