@@ -38,16 +38,30 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   const logger = env.logger.child({ job: job.name, run: runId });
   const summary = emptySummary(job.name, kindOf(job), runId, options.dryRun);
   const takesLock = !options.dryRun;
+  /** A run that could not start (the job is locked, the state database cannot be written): nothing was done. */
+  const notStarted = (error: AdsyncError): RunSummary => ({
+    ...summary,
+    status: 'failed',
+    error: scrubSecrets(error.hint ? `${error.message} (${error.hint})` : error.message),
+    exit_code: error.exitCode,
+    duration_ms: Date.now() - started,
+  });
 
   if (takesLock) {
-    const lock = await acquireJobLock(env.store, job.name, env.owner, env.settings.lockTtlMs, logger);
+    let lock: Awaited<ReturnType<typeof acquireJobLock>>;
+    try {
+      lock = await acquireJobLock(env.store, job.name, env.owner, env.settings.lockTtlMs, logger);
+    } catch (error) {
+      return notStarted(toAdsyncError(error));
+    }
     if (!lock.acquired) {
       const h = lock.holder;
-      const error = new LockedError(
-        `job ${job.name} is already running (lock held by ${h.owner} since ${new Date(h.acquiredAt).toISOString()}, last heartbeat ${new Date(h.heartbeatAt).toISOString()}); nothing was done`,
-        { hint: `if that process is gone, the lock expires at ${new Date(h.expiresAt).toISOString()}; or remove it with \`adsync unlock ${job.name}\`` },
+      return notStarted(
+        new LockedError(
+          `job ${job.name} is already running (lock held by ${h.owner} since ${new Date(h.acquiredAt).toISOString()}, last heartbeat ${new Date(h.heartbeatAt).toISOString()}); nothing was done`,
+          { hint: `if that process is gone, the lock expires at ${new Date(h.expiresAt).toISOString()}; or remove it with \`adsync unlock ${job.name}\`` },
+        ),
       );
-      return { ...summary, status: 'failed', error: `${error.message} (${error.hint ?? ''})`, exit_code: ExitCode.failed, duration_ms: Date.now() - started };
     }
   }
 
@@ -67,8 +81,18 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
         .catch((error: unknown) => logger.warn({ error: String(error) }, 'lock heartbeat failed'));
     }, env.settings.lockHeartbeatMs);
     heartbeat.unref();
-    const abandoned = await env.store.runs.markAbandoned(job.name, started);
-    if (abandoned > 0) logger.warn({ abandoned }, 'an earlier run of this job stopped without finishing (crash or kill); its committed work is kept');
+  }
+  try {
+    if (takesLock) {
+      const abandoned = await env.store.runs.markAbandoned(job.name, started);
+      if (abandoned > 0) logger.warn({ abandoned }, 'an earlier run of this job stopped without finishing (crash or kill); its committed work is kept');
+    }
+    await env.store.runs.start({ runId, job: job.name, kind: summary.kind, command: options.command, dryRun: options.dryRun, startedAt: started });
+  } catch (error) {
+    // The lock is not left behind, kept alive by a heartbeat of a run that never started.
+    clearInterval(heartbeat);
+    if (takesLock) await env.store.locks.release(job.name, env.owner).catch(() => undefined);
+    return notStarted(toAdsyncError(error));
   }
 
   const rejects = new RejectsFile(join(env.settings.rejectsDir, job.name, `${runId}.csv`), options.rejectsWithValues);
@@ -83,7 +107,6 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     retries: () => (ctx.hasClient ? ctx.client().stats.retries : 0),
   };
   const ctx = new RunContext(job, runId, env, options, summary, counters, rejects, logger, stop);
-  await env.store.runs.start({ runId, job: job.name, kind: summary.kind, command: options.command, dryRun: options.dryRun, startedAt: started });
   logger.info({ kind: summary.kind, command: options.command, dryRun: options.dryRun, full: options.full }, 'run started');
   // This run's own display: a concurrent run of the scheduler has another.
   const progress = env.progress.start(job.name, counters, runId);
@@ -140,14 +163,17 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   if (ctx.notes.length > 0) summary.notes = ctx.notes;
   summary.duration_ms = Date.now() - started;
 
-  await env.store.runs.finish(runId, {
-    status: summary.status,
-    finishedAt: Date.now(),
-    summary: { ...summary },
-    error: summary.error,
-    rejectsFile: summary.rejects_file ?? undefined,
-  });
-  if (takesLock) await env.store.locks.release(job.name, env.owner);
+  try {
+    await env.store.runs.finish(runId, {
+      status: summary.status,
+      finishedAt: Date.now(),
+      summary: { ...summary },
+      error: summary.error,
+      rejectsFile: summary.rejects_file ?? undefined,
+    });
+  } finally {
+    if (takesLock) await env.store.locks.release(job.name, env.owner);
+  }
   logger.info({ status: summary.status, durationMs: summary.duration_ms }, 'run finished');
 
   const alert = shouldAlert(summary, job.alerts.rejectRatio);

@@ -5,13 +5,14 @@
  * first write, the job's lock, failed as "an internal error").
  */
 import { spawnSync } from 'node:child_process';
+import Database from 'better-sqlite3';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BIN } from '../helpers/cli.js';
 import { createWorkspace, type Workspace } from '../helpers/e2e.js';
-import { expectNoStackTrace } from '../reliability/support.js';
+import { expectNoStackTrace, summaryOf } from '../reliability/support.js';
 
 let ws: Workspace;
 beforeEach(async () => {
@@ -34,6 +35,32 @@ describe('a state database adsync cannot use', () => {
     expectNoStackTrace(r);
     expect(r.stderr).toContain(`cannot open the state database ${ws.statePath}: file is not a database`);
     expect(r.stderr).toContain('hint: the file is not an adsync state database, or it is damaged: move it aside (keep it to look at) and run again');
+  });
+
+  it('held by another process for longer than the busy timeout: the run is refused with the file named and the lock left free, not an internal error', { timeout: 40_000 }, async () => {
+    ws.write('crm.csv', 'Email\na@example.com\n');
+    ws.write('crm.yaml', JOB);
+    expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
+    // Another process (a sqlite3 shell, a backup tool) holds a write transaction open.
+    const other = new Database(ws.statePath);
+    other.exec('BEGIN IMMEDIATE');
+    let r;
+    try {
+      r = await ws.cli(['run', 'crm.yaml', '--json']);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    expect(r.code, r.stderr).toBe(1);
+    expectNoStackTrace(r);
+    expect(r.stderr).not.toContain('internal error');
+    const error = `cannot write to the state database ${ws.statePath}: database is locked (another process kept it locked for more than 10 s`;
+    expect(r.stderr).toContain(`adsync: job crm failed: ${error}`);
+    expect(summaryOf(r)).toMatchObject({ job: 'crm', status: 'failed', exit_code: 1, error: expect.stringContaining(error) as string });
+    const db = new Database(ws.statePath, { readonly: true });
+    expect(db.prepare('SELECT COUNT(*) AS n FROM locks').get()).toEqual({ n: 0 });
+    expect(db.prepare('SELECT status FROM runs').all()).toEqual([{ status: 'success' }]);
+    db.close();
   });
 
   const asNobody = process.getuid?.() === 0 && existsSync('/usr/bin/setpriv');

@@ -60,13 +60,27 @@ function requireWritable(path: string): void {
   }
 }
 
-/** What to do about a database that cannot be opened, by SQLite's error code. */
+/** What to do about a database that cannot be opened or written, by SQLite's error code. */
 function openFailureHint(code: unknown): string {
   if (code === 'SQLITE_BUSY') return `another process kept it locked for more than ${BUSY_TIMEOUT_MS / 1000} s: see which adsync is running (adsync runs), then try again`;
   if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
     return 'the file is not an adsync state database, or it is damaged: move it aside (keep it to look at) and run again; audience members are then sent again in full and a catalog state is rebuilt from the service (README: Troubleshooting)';
   }
   return 'check the path (ADSYNC_STATE or `state:` in config/adsync.yaml) and its permissions';
+}
+
+/**
+ * Runs a write of the state database (a job's lock, the run history): an SQLite failure (the
+ * file locked by another process for longer than the busy timeout, a full disk) becomes a
+ * StateError that names the file and what to do, not an internal error.
+ */
+export function writeState<T>(db: Db, write: () => T): Promise<T> {
+  try {
+    return Promise.resolve(write());
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    return Promise.reject(new StateError(`cannot write to the state database ${db.name}: ${(error as Error).message}`, { cause: error, hint: openFailureHint(code) }));
+  }
 }
 
 export function openDatabase(path: string): Db {

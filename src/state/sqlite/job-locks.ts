@@ -4,7 +4,7 @@
  * A holder that crashed stops heartbeating, so its lock expires instead of blocking forever.
  */
 import type { JobLocks, LockInfo } from '../store.js';
-import type { Db } from './database.js';
+import { writeState, type Db } from './database.js';
 
 interface LockRow {
   job: string;
@@ -22,27 +22,28 @@ export class SqliteJobLocks implements JobLocks {
   constructor(private readonly db: Db) {}
 
   acquire(job: string, owner: string, ttlMs: number, now: number): Promise<{ acquired: true } | { acquired: false; holder: LockInfo }> {
-    const result = this.db
-      .transaction((): { acquired: true } | { acquired: false; holder: LockInfo } => {
-        const row = this.db.prepare('SELECT * FROM locks WHERE job = ?').get(job) as LockRow | undefined;
-        if (row && row.owner !== owner && row.expires_at > now) return { acquired: false, holder: toInfo(row) };
-        this.db
-          .prepare('INSERT OR REPLACE INTO locks (job, owner, acquired_at, heartbeat_at, expires_at) VALUES (?, ?, ?, ?, ?)')
-          .run(job, owner, now, now, now + ttlMs);
-        return { acquired: true };
-      })
-      .immediate();
-    return Promise.resolve(result);
+    return writeState(this.db, () =>
+      this.db
+        .transaction((): { acquired: true } | { acquired: false; holder: LockInfo } => {
+          const row = this.db.prepare('SELECT * FROM locks WHERE job = ?').get(job) as LockRow | undefined;
+          if (row && row.owner !== owner && row.expires_at > now) return { acquired: false, holder: toInfo(row) };
+          this.db
+            .prepare('INSERT OR REPLACE INTO locks (job, owner, acquired_at, heartbeat_at, expires_at) VALUES (?, ?, ?, ?, ?)')
+            .run(job, owner, now, now, now + ttlMs);
+          return { acquired: true };
+        })
+        .immediate(),
+    );
   }
 
   heartbeat(job: string, owner: string, ttlMs: number, now: number): Promise<boolean> {
-    const info = this.db.prepare('UPDATE locks SET heartbeat_at = ?, expires_at = ? WHERE job = ? AND owner = ?').run(now, now + ttlMs, job, owner);
-    return Promise.resolve(info.changes === 1);
+    return writeState(this.db, () => this.db.prepare('UPDATE locks SET heartbeat_at = ?, expires_at = ? WHERE job = ? AND owner = ?').run(now, now + ttlMs, job, owner).changes === 1);
   }
 
   release(job: string, owner: string): Promise<void> {
-    this.db.prepare('DELETE FROM locks WHERE job = ? AND owner = ?').run(job, owner);
-    return Promise.resolve();
+    return writeState(this.db, () => {
+      this.db.prepare('DELETE FROM locks WHERE job = ? AND owner = ?').run(job, owner);
+    });
   }
 
   get(job: string): Promise<LockInfo | undefined> {
@@ -51,6 +52,6 @@ export class SqliteJobLocks implements JobLocks {
   }
 
   forceRelease(job: string): Promise<boolean> {
-    return Promise.resolve(this.db.prepare('DELETE FROM locks WHERE job = ?').run(job).changes === 1);
+    return writeState(this.db, () => this.db.prepare('DELETE FROM locks WHERE job = ?').run(job).changes === 1);
   }
 }

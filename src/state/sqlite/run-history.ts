@@ -1,5 +1,5 @@
 import type { RunHistory, RunKind, RunRecord, RunStatus } from '../store.js';
-import type { Db } from './database.js';
+import { writeState, type Db } from './database.js';
 
 interface RunRow {
   run_id: string;
@@ -35,20 +35,22 @@ export class SqliteRunHistory implements RunHistory {
   constructor(private readonly db: Db) {}
 
   start(input: { runId: string; job: string; kind: RunKind; command: string; dryRun: boolean; startedAt: number }): Promise<void> {
-    this.db
-      .prepare('INSERT INTO runs (run_id, job, kind, command, status, dry_run, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(input.runId, input.job, input.kind, input.command, 'running', input.dryRun ? 1 : 0, input.startedAt);
-    return Promise.resolve();
+    return writeState(this.db, () => {
+      this.db
+        .prepare('INSERT INTO runs (run_id, job, kind, command, status, dry_run, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+        .run(input.runId, input.job, input.kind, input.command, 'running', input.dryRun ? 1 : 0, input.startedAt);
+    });
   }
 
   finish(
     runId: string,
     input: { status: RunStatus; finishedAt: number; summary: Record<string, unknown>; error?: string | undefined; rejectsFile?: string | undefined },
   ): Promise<void> {
-    this.db
-      .prepare('UPDATE runs SET status = ?, finished_at = ?, summary = ?, error = ?, rejects_file = ? WHERE run_id = ?')
-      .run(input.status, input.finishedAt, JSON.stringify(input.summary), input.error ?? null, input.rejectsFile ?? null, runId);
-    return Promise.resolve();
+    return writeState(this.db, () => {
+      this.db
+        .prepare('UPDATE runs SET status = ?, finished_at = ?, summary = ?, error = ?, rejects_file = ? WHERE run_id = ?')
+        .run(input.status, input.finishedAt, JSON.stringify(input.summary), input.error ?? null, input.rejectsFile ?? null, runId);
+    });
   }
 
   list(filter: { job?: string | undefined; limit?: number | undefined } = {}): Promise<RunRecord[]> {
@@ -67,9 +69,12 @@ export class SqliteRunHistory implements RunHistory {
   }
 
   markAbandoned(job: string, now: number): Promise<number> {
-    const info = this.db
-      .prepare("UPDATE runs SET status = 'failed', finished_at = ?, error = 'the process running it stopped before it finished' WHERE job = ? AND status = 'running'")
-      .run(now, job);
-    return Promise.resolve(info.changes);
+    return writeState(
+      this.db,
+      () =>
+        this.db
+          .prepare("UPDATE runs SET status = 'failed', finished_at = ?, error = 'the process running it stopped before it finished' WHERE job = ? AND status = 'running'")
+          .run(now, job).changes,
+    );
   }
 }
