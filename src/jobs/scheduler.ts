@@ -20,6 +20,15 @@ import type { RunEnvironment } from './run-context.js';
 import { runJob } from './runner.js';
 import type { RunSummary } from './summary.js';
 
+/**
+ * How late a tick may still start its run. node-cron's default, 1 s, drops the run of a tick
+ * whose timer fired a little late: the main thread held past it by SQLite waiting for another
+ * process's write lock (up to 10 s), a long synchronous commit, a paused VM. For a daily job
+ * that is a day without a sync. A tick still starts one run at most, and none once the next
+ * tick of the expression is due.
+ */
+export const TICK_TOLERANCE_MS = 60_000;
+
 export interface SchedulerOptions {
   jobsDir: string;
   environment: RunEnvironment;
@@ -124,7 +133,10 @@ export class Scheduler {
     }
     for (const [name, job] of wanted) {
       if (this.scheduled.has(name)) continue;
-      const task = cron.createTask(job.schedule ?? '', () => this.tick(name), { timezone: job.timezone, name });
+      const task = cron.createTask(job.schedule ?? '', () => this.tick(name), { timezone: job.timezone, name, missedExecutionTolerance: TICK_TOLERANCE_MS });
+      task.on('execution:missed', (context) => {
+        logger.warn({ job: name, tick: context.date.toISOString() }, `missed a run: the scheduler was held up past its time by more than ${TICK_TOLERANCE_MS / 1000} s, or the next one was due`);
+      });
       const entry: Scheduled = { job, task };
       await task.start();
       this.scheduled.set(name, entry);
