@@ -94,16 +94,36 @@ function valuesOf(data: unknown): { schedule?: unknown; timezone?: unknown; defa
 /** Checks of single values that a schema cannot make: cron syntax, time zone, country code. Values that are not strings are the schema's to report. */
 function valueProblems(v: { schedule?: unknown; timezone?: unknown; defaultCountry?: unknown }, settings: Settings): string[] {
   const problems: string[] = [];
+  const timezone = v.timezone === undefined ? settings.timezone : v.timezone;
   if (typeof v.schedule === 'string') {
     const check = cron.validateDetailed(v.schedule);
     if (!check.valid) problems.push(`schedule: "${v.schedule}" is not a valid cron expression (${check.errors.map((e) => e.message).join('; ')})`);
+    else if (neverFires(v.schedule, typeof timezone === 'string' && isValidTimezone(timezone) ? timezone : undefined)) {
+      problems.push(`schedule: "${v.schedule}" never fires: no time in the next 100 years matches all of its fields (the day of the month and the week day must both match)`);
+    }
   }
-  const timezone = v.timezone === undefined ? settings.timezone : v.timezone;
   if (typeof timezone === 'string' && !isValidTimezone(timezone)) problems.push(`timezone: unknown time zone "${timezone}" (use an IANA name such as Europe/Berlin)`);
   if (typeof v.defaultCountry === 'string' && normalizeCountry(v.defaultCountry) === undefined) {
     problems.push(`audience.default_country: "${v.defaultCountry}" is not an ISO 3166-1 alpha-2 country code (e.g. US, GB, DE)`);
   }
   return problems;
+}
+
+/**
+ * A valid expression that no time matches (the 1st to 7th of February on its fifth Monday, the
+ * last day of a month on its first Monday): node-cron searches 100 years for its next run and
+ * throws, which stopped `adsync schedule` at start instead of skipping the job.
+ */
+function neverFires(schedule: string, timezone: string | undefined): boolean {
+  const task = cron.createTask(schedule, () => undefined, { timezone });
+  try {
+    task.getNextRuns(1);
+    return false;
+  } catch {
+    return true;
+  } finally {
+    void task.destroy();
+  }
 }
 
 function resolveJob(f: JobFile, file: string, display: string, settings: Settings, cwd: string, options: LoadJobOptions): Job {

@@ -365,10 +365,15 @@ describe('adsync schedule', () => {
     ws.write('jobs/good.yaml', jobYaml('* * * * * *', 'data/ok.csv'));
     ws.write('jobs/data/ok.csv', 'Email\nok@example.com\n');
     ws.write('jobs/bad.yaml', 'account_id: emu-account\nschedule: "every day"\nsource: { path: x.csv }\naudience:\n  custom_audience_id: a\n  identifiers: { email: Email }\n');
+    // Valid syntax, but no day is both one of the 1st to 7th of February and its fifth Monday:
+    // it stopped the scheduler at start ("internal error"), which then ran on with a closed state database.
+    ws.write('jobs/never.yaml', jobYaml('0 0 1-7 2 1#5', 'data/ok.csv'));
     const r = await runSchedulerFor(3000);
-    expect(r.code).toBe(0);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('internal error');
     expect(r.stderr).toContain('job file is not valid: skipped (the other jobs still run)');
     expect(r.stderr).toContain('is not a valid cron expression');
+    expect(r.stderr).toContain('schedule: \\"0 0 1-7 2 1#5\\" never fires');
     expect(await history('good'), r.stderr).toContainEqual(expect.objectContaining({ status: 'success' }));
     expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email).toHaveLength(1);
   });

@@ -92,6 +92,18 @@ describe('job files', () => {
     );
   });
 
+  it('refuses a valid cron expression that never fires (the scheduler could not start with it)', () => {
+    for (const schedule of ['0 0 1-7 2 1#5', '0 0 L * 1#1']) {
+      expect(problem('never.yaml', `account_id: a\nschedule: "${schedule}"\ntimezone: Europe/Berlin\nsource: { path: x.csv }\n${audience}`)).toBe(
+        `never.yaml is not valid:\n  schedule: "${schedule}" never fires: no time in the next 100 years matches all of its fields (the day of the month and the week day must both match)`,
+      );
+    }
+    // Rare is not never: the 29th of February on a Monday, February's fifth Monday.
+    for (const schedule of ['0 0 29 2 1', '0 0 * 2 1#5']) {
+      expect(load('rare.yaml', `account_id: a\nschedule: "${schedule}"\nsource: { path: x.csv }\n${audience}`).schedule).toBe(schedule);
+    }
+  });
+
   it('asks to quote an id too long to be read exactly', () => {
     expect(problem('big.yaml', 'account_id: a\nsource: { path: x.csv }\ncatalog:\n  product_catalog_id: 12345678901234567890\n')).toBe(
       'big.yaml is not valid:\n  catalog.product_catalog_id: this number is too long to be read exactly: put it in quotes',
