@@ -54,6 +54,20 @@ function requestOnce(url: URL, name: string, options: HttpOpenOptions): Promise<
   });
 }
 
+/**
+ * The URL a redirect's Location names. One that is not a URL is a SourceError without its
+ * cause: the parser's TypeError carries the base URL as given (password and query included).
+ */
+function resolveLocation(location: string, current: URL, name: string): URL {
+  try {
+    return new URL(location, current);
+  } catch {
+    throw new SourceError(`${name} redirects to a Location that is not a valid URL`, {
+      hint: 'the server answers with a broken redirect: check the URL, or ask the owner of the server to fix it',
+    });
+  }
+}
+
 async function responseFollowingRedirects(url: URL, options: HttpOpenOptions): Promise<{ response: IncomingMessage; finalUrl: URL }> {
   const name = displayUrl(url);
   let current = url;
@@ -64,7 +78,7 @@ async function responseFollowingRedirects(url: URL, options: HttpOpenOptions): P
     if (REDIRECT_STATUSES.has(status) && location !== undefined) {
       response.resume();
       if (redirects === MAX_REDIRECTS) throw new SourceError(`${name} redirects more than ${MAX_REDIRECTS} times`);
-      const next = new URL(location, current);
+      const next = resolveLocation(location, current, name);
       if (next.protocol !== 'http:' && next.protocol !== 'https:') {
         throw new SourceError(`${name} redirects to a ${next.protocol} URL, which adsync cannot read`);
       }

@@ -42,6 +42,10 @@ function route(request: IncomingMessage, response: ServerResponse): void {
       response.end();
       return;
     }
+    case '/bad-location':
+      // A Location header that is not a URL at all (a broken feed server or proxy).
+      response.writeHead(302, { location: 'http://[bad' }).end();
+      return;
     case '/moved':
       response.writeHead(301, { location: `${base}/files/crm.csv` }).end();
       return;
@@ -119,6 +123,16 @@ describe('openSource on http:// URLs (a local server)', () => {
     const error = await errorOf(() => openSource({ path: `${base}/hops/5` }));
     expect(error).toBeInstanceOf(SourceError);
     expect(error.message).toBe(`${base}/hops/5 redirects more than 5 times`);
+  });
+
+  it('refuses a redirect to a Location that is not a URL with a SourceError that names no secret of the feed URL', async () => {
+    const port = new URL(base).port;
+    const error = await errorOf(() => openSource({ path: `http://user:hunter2@127.0.0.1:${port}/bad-location?token=s3cr3t` }));
+    expect(error).toBeInstanceOf(SourceError);
+    expect(error.message).toBe(`http://***:***@127.0.0.1:${port}/bad-location?token=*** redirects to a Location that is not a valid URL`);
+    // Not even in the cause, which a debug log would show.
+    expect(JSON.stringify(error, Object.getOwnPropertyNames(error))).not.toMatch(/hunter2|s3cr3t/);
+    expect(error.cause).toBeUndefined();
   });
 
   it('names the URL and the status of a non-2xx answer', async () => {
