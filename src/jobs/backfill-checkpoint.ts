@@ -5,12 +5,13 @@
  */
 import { statSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
+import { displayUrlText } from '../sources/display-url.js';
 import type { Checkpoint } from '../state/store.js';
 import type { RunContext } from './run-context.js';
 
 export function sourceKeyOf(path: string): string {
   if (/^https?:\/\//i.test(path)) {
-    throw new ConfigError(`backfill reads a local file, not ${path}`, { hint: 'download the file first, then run `adsync backfill <job> --source <file>`' });
+    throw new ConfigError(`backfill reads a local file, not ${displayUrlText(path)}`, { hint: 'download the file first, then run `adsync backfill <job> --source <file>`' });
   }
   let size: number;
   let mtime: number;

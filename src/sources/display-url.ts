@@ -10,3 +10,14 @@ export function displayUrl(url: URL): string {
   if (names.length > 0) shown.search = names.map((name) => `${encodeURIComponent(name)}=***`).join('&');
   return shown.href;
 }
+
+/** A URL given as text, as displayUrl shows it; one that cannot be parsed is not shown at all. */
+export function displayUrlText(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'a URL that is not valid';
+  }
+  return displayUrl(url);
+}

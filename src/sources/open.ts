@@ -71,8 +71,12 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
     let url: URL;
     try {
       url = new URL(spec.path);
-    } catch (error) {
-      throw new SourceError(`source.path ${JSON.stringify(spec.path)} is not a valid URL`, { cause: error });
+    } catch {
+      // Neither the path nor the parser's TypeError (its `input`) goes into the error: a URL
+      // that cannot be parsed cannot be masked, and it may hold a password or a token.
+      throw new SourceError('source.path is not a valid URL (not repeated here: it may hold a password or a token)', {
+        hint: 'check its host and port; in a user:password@ part, write / @ : # ? as %2F %40 %3A %23 %3F',
+      });
     }
     const name = displayUrl(url);
     const declared = checkedFormat(spec.format, name);

@@ -4,6 +4,7 @@
  * not tell, or that is a folder, is reported as a problem of --source (exit 2), not as an
  * invalid job file.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
 import { crmExport, errorLines, expectNoStackTrace, range } from '../reliability/support.js';
@@ -51,5 +52,23 @@ describe('adsync backfill --source', () => {
     const typed = await ws.cli(['backfill', 'jobs/typed.yaml', '--source', 'data/big2.dat', '--json']);
     expect(typed.code, typed.stderr).toBe(0);
     expect(summaries(typed)[0]).toMatchObject({ status: 'success', read: 5 });
+  });
+
+  it('a URL is refused (exit 2), named without its password or query values, in the message, the summary and the run history', async () => {
+    const url = 'https://feeds:BackfillPassword0x7Q@127.0.0.1:1/history.csv?token=BackfillToken0x9Z';
+    const r = await ws.cli(['backfill', 'jobs/daily.yaml', '--source', url, '--json']);
+    expect(r.code).toBe(2);
+    expectNoStackTrace(r);
+    expect(errorLines(r.stderr)).toEqual([
+      'adsync: job daily failed: backfill reads a local file, not https://***:***@127.0.0.1:1/history.csv?token=*** (download the file first, then run `adsync backfill <job> --source <file>`)',
+    ]);
+    expect(summaries(r)[0]?.error).toBe('backfill reads a local file, not https://***:***@127.0.0.1:1/history.csv?token=*** (download the file first, then run `adsync backfill <job> --source <file>`)');
+    const runs = await ws.cli(['runs', '--json']);
+    const stateFiles = [ws.statePath, `${ws.statePath}-wal`].filter((file) => existsSync(file)).map((file) => readFileSync(file).toString('latin1'));
+    expect(stateFiles.length).toBeGreaterThan(0);
+    for (const where of [r.stdout, r.stderr, runs.stdout, ...stateFiles]) {
+      expect(where).not.toMatch(/BackfillPassword0x7Q|BackfillToken0x9Z/);
+    }
+    expect(runs.stdout).toContain('backfill reads a local file, not https://***:***@127.0.0.1:1/history.csv?token=***');
   });
 });

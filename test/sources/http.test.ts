@@ -135,6 +135,15 @@ describe('openSource on http:// URLs (a local server)', () => {
     expect(error.cause).toBeUndefined();
   });
 
+  it('refuses a source.path that is not a valid URL without repeating it (it may hold a password or a token)', async () => {
+    for (const path of ['https://feeds:pass/word@shop.example.com/feed.xml?token=s3cr3t', 'http://user:hunter2@127.0.0.1:99999/feed.xml?token=s3cr3t']) {
+      const error = await errorOf(() => openSource({ path }));
+      expect(error).toBeInstanceOf(SourceError);
+      expect(error.message).toBe('source.path is not a valid URL (not repeated here: it may hold a password or a token)');
+      expect(JSON.stringify(error, Object.getOwnPropertyNames(error))).not.toMatch(/hunter2|pass\/word|s3cr3t/);
+    }
+  });
+
   it('names the URL and the status of a non-2xx answer', async () => {
     const missing = await errorOf(() => openSource({ path: `${base}/gone.csv` }));
     expect(missing).toBeInstanceOf(SourceError);
