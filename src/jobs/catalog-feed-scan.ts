@@ -25,7 +25,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { ByteSource } from '../sources/byte-source.js';
-import { openSource } from '../sources/open.js';
+import { openSource, type OpenSourceOptions } from '../sources/open.js';
 import { ReadPrefix } from '../sources/read-prefix.js';
 import { readFeed } from '../sources/read-feed.js';
 import type { FeedBatch, FeedItem, OpenedSource } from '../sources/types.js';
@@ -78,6 +78,8 @@ export interface CatalogFeedOptions {
   readAhead?: number | undefined;
   /** Called when the fast way gives up (for logs). */
   onDoubt?: ((reason: string, rowsDone: number) => void) | undefined;
+  /** For opening the feed, each time it is read: the stop signal (it aborts a download too) and the HTTP timeout. */
+  source?: OpenSourceOptions | undefined;
 }
 
 /**
@@ -191,13 +193,13 @@ function inlineItemReader(name: string, job: CatalogJob): CutItemReader {
 }
 
 export async function openCatalogFeed(job: CatalogJob, options: CatalogFeedOptions = {}): Promise<CatalogFeedReader> {
-  let opened: OpenedSource = await openSource(job.source);
+  let opened: OpenedSource = await openSource(job.source, options.source);
   const sizeBytes = opened.sizeBytes;
   let extra = 0;
   const first = opened;
   const reopen = async (): Promise<OpenedSource> => {
     extra += opened.bytesRead();
-    opened = await openSource(job.source);
+    opened = await openSource(job.source, options.source);
     return opened;
   };
   const outcomes = first.format === 'xml' ? xmlOutcomes(first, reopen, job, options) : fullOutcomes(first, job);

@@ -70,25 +70,30 @@ async function scanExportSequentially(ctx: RunContext, job: AudienceJob, scan: A
   const { counters, summary } = ctx;
   const invalid: Partial<Record<IdentifierType, number>> = {};
   let occurrences = 0;
-  const reader = await readCsvSource(job.source, EXPORT_HEADER_OPTIONS);
-  counters.bytesTotal = reader.sizeBytes;
-  const mapper = new AudienceRowMapper(reader.header, job.audience, reader.name);
-  // One list for every batch: the scan copies what it is given.
-  const ids = new IdentifierList(1 << 12);
-  for await (const batch of reader.batches) {
-    // Reading has no effect outside: a stop request ends it at once.
-    if (ctx.stop.aborted) break;
-    ids.clear();
-    const mapped = mapCsvBatch(batch, mapper, ids, ctx.options.rejectsWithValues);
-    for (const entries of mapped.rejects) ctx.rejects.reject(entries);
-    for (const u of mapped.unreadable) ctx.unreadableRow(u.row, u.line, u.reason);
-    for (const [field, n] of Object.entries(mapped.invalid) as [IdentifierType, number][]) invalid[field] = (invalid[field] ?? 0) + n;
-    summary.read += mapped.read;
-    summary.valid += mapped.valid;
-    counters.rowsRead = summary.read;
-    counters.bytesRead = reader.bytesRead();
-    occurrences += ids.length;
-    await scan.add(ids);
+  try {
+    // The stop signal aborts the read where it is, a download waiting on its server too.
+    const reader = await readCsvSource(job.source, { ...EXPORT_HEADER_OPTIONS, signal: ctx.stop });
+    counters.bytesTotal = reader.sizeBytes;
+    const mapper = new AudienceRowMapper(reader.header, job.audience, reader.name);
+    // One list for every batch: the scan copies what it is given.
+    const ids = new IdentifierList(1 << 12);
+    for await (const batch of reader.batches) {
+      // Reading has no effect outside: a stop request ends it at once.
+      if (ctx.stop.aborted) break;
+      ids.clear();
+      const mapped = mapCsvBatch(batch, mapper, ids, ctx.options.rejectsWithValues);
+      for (const entries of mapped.rejects) ctx.rejects.reject(entries);
+      for (const u of mapped.unreadable) ctx.unreadableRow(u.row, u.line, u.reason);
+      for (const [field, n] of Object.entries(mapped.invalid) as [IdentifierType, number][]) invalid[field] = (invalid[field] ?? 0) + n;
+      summary.read += mapped.read;
+      summary.valid += mapped.valid;
+      counters.rowsRead = summary.read;
+      counters.bytesRead = reader.bytesRead();
+      occurrences += ids.length;
+      await scan.add(ids);
+    }
+  } catch (error) {
+    ctx.rethrowUnlessStopped(error);
   }
   return { occurrences, invalid };
 }

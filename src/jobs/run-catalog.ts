@@ -27,9 +27,18 @@ const PLAN_PAGE = 1000;
 
 /**
  * Reads the feed into the scan; writes rejects, counts warnings. Items whose raw fingerprint
- * is saved for a product are not read at all (catalog-feed-scan.ts), unless `full`.
+ * is saved for a product are not read at all (catalog-feed-scan.ts), unless `full`. A stop
+ * request aborts the read where it is (a download too) and ends it quietly.
  */
 export async function scanFeed(ctx: RunContext, job: CatalogJob, scan: CatalogScan, skipRows = 0): Promise<void> {
+  try {
+    await readFeedInto(ctx, job, scan, skipRows);
+  } catch (error) {
+    ctx.rethrowUnlessStopped(error);
+  }
+}
+
+async function readFeedInto(ctx: RunContext, job: CatalogJob, scan: CatalogScan, skipRows: number): Promise<void> {
   const { summary, counters, options } = ctx;
   const catalog = ctx.store.catalog(job.catalog.catalogId);
   const skipKnown = !options.full && !options.validateOnly && (await catalog.hasFingerprints());
@@ -37,6 +46,7 @@ export async function scanFeed(ctx: RunContext, job: CatalogJob, scan: CatalogSc
     fingerprints: skipKnown ? catalog : undefined,
     itemReader: catalogItemReader(ctx, job),
     onDoubt: (reason, rowsDone) => ctx.logger.info({ reason, rowsDone }, 'reading the rest of the feed with the full XML reader'),
+    source: { signal: ctx.stop },
   });
   counters.bytesTotal = reader.sizeBytes;
   const unsentFields = new Set<string>();

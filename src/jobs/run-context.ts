@@ -102,6 +102,15 @@ export class RunContext {
     this.counters.bytesRead = 0;
   }
 
+  /**
+   * For a read of the source stopped by the stop signal, which aborts it where it is (a
+   * download waiting on a stalled server too): what the read then throws is the stop, and the
+   * caller ends the read quietly, as on a stop seen between two batches. Rethrows anything else.
+   */
+  rethrowUnlessStopped(error: unknown): void {
+    if (!this.stop.aborted) throw error;
+  }
+
   /** Counts a row or item the source could not read. */
   unreadableRow(row: number, line: number, reason: string): void {
     this.unreadable.count += 1;
