@@ -72,7 +72,7 @@ async function scanExportSequentially(ctx: RunContext, job: AudienceJob, scan: A
   let occurrences = 0;
   try {
     // The stop signal aborts the read where it is, a download waiting on its server too.
-    const reader = await readCsvSource(job.source, { ...EXPORT_HEADER_OPTIONS, signal: ctx.stop });
+    const reader = await readCsvSource(job.source, { ...EXPORT_HEADER_OPTIONS, signal: ctx.stop, timeoutMs: job.requestTimeoutMs });
     counters.bytesTotal = reader.sizeBytes;
     const mapper = new AudienceRowMapper(reader.header, job.audience, reader.name);
     // One list for every batch: the scan copies what it is given.

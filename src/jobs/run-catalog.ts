@@ -46,7 +46,7 @@ async function readFeedInto(ctx: RunContext, job: CatalogJob, scan: CatalogScan,
     fingerprints: skipKnown ? catalog : undefined,
     itemReader: catalogItemReader(ctx, job),
     onDoubt: (reason, rowsDone) => ctx.logger.info({ reason, rowsDone }, 'reading the rest of the feed with the full XML reader'),
-    source: { signal: ctx.stop },
+    source: { signal: ctx.stop, timeoutMs: job.requestTimeoutMs },
   });
   counters.bytesTotal = reader.sizeBytes;
   const unsentFields = new Set<string>();

@@ -4,9 +4,9 @@
  * SourceError naming the URL and the status. The body is never held in memory: it is handed on
  * as it arrives, decoded when the server sent it with Content-Encoding gzip, deflate or br.
  *
- * Timeouts (timeoutMs, default 30 s): for the connection and the response headers, then for
- * the body while the reader waits for it. A body paused because the reader is busy (a slow
- * upload downstream) does not time out.
+ * Timeouts (timeoutMs, default 30 s; a run gives its request_timeout_ms): for the connection
+ * and the response headers, then for the body while the reader waits for it. A body paused
+ * because the reader is busy (a slow upload downstream) does not time out.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -43,7 +43,7 @@ function requestOnce(url: URL, name: string, options: HttpOpenOptions): Promise<
       timeout: options.timeoutMs,
     });
     request.on('timeout', () => {
-      request.destroy(new SourceError(`${name} did not answer within ${options.timeoutMs} ms`, { hint: 'check the URL, or raise the timeout' }));
+      request.destroy(new SourceError(`${name} did not answer within ${options.timeoutMs} ms`, { hint: 'check the URL, or raise request_timeout_ms (job file or settings)' }));
     });
     request.on('error', (error) => reject(readFailure(error, name)));
     request.on('response', (response) => {
@@ -104,7 +104,7 @@ function watchBodyInactivity(response: IncomingMessage, name: string, timeoutMs:
     const waitingForData = response.readableFlowing === true && bytes === lastBytes;
     lastBytes = bytes;
     if (waitingForData) {
-      response.destroy(new SourceError(`${name} sent no data for ${timeoutMs} ms after ${bytes} bytes`, { hint: 'the server stalled; try again later' }));
+      response.destroy(new SourceError(`${name} sent no data for ${timeoutMs} ms after ${bytes} bytes`, { hint: 'the server stalled: try again later, or raise request_timeout_ms (job file or settings)' }));
     }
   }, timeoutMs);
   timer.unref();

@@ -1,5 +1,6 @@
 /**
  * http(s) sources through the real CLI: a feed or export whose server stalls or never answers.
+ * The job's request_timeout_ms is the time the server has to answer and to send more data.
  * SIGTERM stops such a run at once (it ends `interrupted`, nothing is sent), instead of waiting
  * for the download's timeouts.
  */
@@ -87,6 +88,27 @@ describe('an http(s) source whose server stalls: SIGTERM stops the run at once',
       expect(result.code).toBe(1);
       expect(summaryOf(result)).toMatchObject({ status: 'interrupted', error: 'stopped by a signal after committing the work in flight', created: 0, deleted: 0, added: 0, removed: 0 });
       expect(ws.emulator.stateSummary().requests.total).toBe(before);
+    });
+  }
+});
+
+describe('an http(s) source whose server stalls: request_timeout_ms is its time limit', () => {
+  for (const [name, path, message] of [
+    ['a catalog feed whose server never answers', '/silent/timeout.xml', '/silent/timeout.xml did not answer within 1000 ms'],
+    ['an audience export stalled in the middle of its body', '/stall/crm.csv', '/stall/crm.csv sent no data for 1000 ms after '],
+  ] as const) {
+    it(name, { timeout: 30_000 }, async () => {
+      const file = path.endsWith('.xml') ? 'timeout-feed.yaml' : 'timeout-crm.yaml';
+      ws.write(file, `${path.endsWith('.xml') ? catalogJob(path) : audienceJob(path)}request_timeout_ms: 1000\n`);
+      const started = Date.now();
+      const result = await ws.cli(['run', file, '--json']);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expectNoStackTrace(result);
+      expect(result.code).toBe(1);
+      const summary = summaryOf(result);
+      expect(summary.status).toBe('failed');
+      expect(String(summary.error)).toContain(base + message);
+      expect(String(summary.error)).toMatch(/request_timeout_ms/);
     });
   }
 });
