@@ -150,7 +150,8 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     summary.exit_code = fatal.exitCode;
   } else if (ctx.failures.length > 0) {
     summary.status = 'failed';
-    summary.error = ctx.failures.join('; ');
+    // Failures and notes may quote the service (a refused delete's message), which may quote the request.
+    summary.error = scrubSecrets(ctx.failures.join('; '));
     summary.exit_code = ExitCode.failed;
   } else if (ctx.interrupted) {
     summary.status = 'interrupted';
@@ -160,7 +161,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     summary.status = 'success';
     summary.exit_code = ExitCode.ok;
   }
-  if (ctx.notes.length > 0) summary.notes = ctx.notes;
+  if (ctx.notes.length > 0) summary.notes = ctx.notes.map(scrubSecrets);
   summary.duration_ms = Date.now() - started;
 
   try {

@@ -271,4 +271,55 @@ describe('no secret in any output, file, database or alert', () => {
     },
     30_000,
   );
+
+  it('a delete refused with a message that echoes the Authorization header: the token is in no summary, run history, state file or alert', { timeout: 60_000 }, async () => {
+    const own = await createWorkspace({ credentials: CREDENTIALS });
+    // An Ads API (or a proxy before it) that refuses each product delete with a message quoting
+    // the request's Authorization header; everything else goes to the emulator.
+    const echo = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (d: Buffer) => chunks.push(d));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        if (req.method === 'DELETE' && /^\/12\/product_catalogs\/[^/]+\/products$/.test(req.url ?? '')) {
+          const keys = (JSON.parse(body.toString('utf8')) as { product_keys: string[] }).product_keys;
+          const failed = keys.map((key) => ({ failed_product_key: key, message: `cannot delete now; request carried ${req.headers.authorization ?? ''}` }));
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ request: { params: {} }, data: { delete_products: failed } }));
+          return;
+        }
+        const upstream = http.request(`${own.emulator.url}${req.url ?? ''}`, { method: req.method, headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        });
+        upstream.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    try {
+      const echoUrl = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
+      own.write('shop.yaml', `name: shop\naccount_id: emu-account\nalerts: { webhook_url: "${hookUrl}" }\nsource: { path: feed.xml }\ncatalog:\n  product_catalog_id: emu-catalog\n`);
+      own.write('feed.xml', feedOf(range(1, 5).map((n) => ({ n, price: '10.00 USD' }))));
+      expect((await own.cli(['run', 'shop.yaml'])).code).toBe(0);
+      own.write('feed.xml', feedOf(range(1, 4).map((n) => ({ n, price: '10.00 USD' }))));
+      const alertsBefore = hookBodies.length;
+      const refused = await own.cli(['--log-level', 'trace', 'run', 'shop.yaml', '--json'], { ADSYNC_ADS_URL: echoUrl });
+      expect(refused.code).toBe(1);
+      const summary = summaries(refused)[0] ?? {};
+      expect(summary.error).toMatch(/^1 products could not be deleted \(first: \S+: cannot delete now; request carried OAuth .*oauth_token="\[redacted\]"/);
+      expect(hookBodies.length).toBe(alertsBefore + 1);
+      const runs = await own.cli(['runs', '--json']);
+      const places = [
+        { where: 'stdout', text: refused.stdout },
+        { where: 'stderr', text: refused.stderr },
+        { where: 'adsync runs --json', text: runs.stdout },
+        { where: 'the alert', text: hookBodies.slice(alertsBefore).join('\n') },
+        ...listFiles(own.dir).map((file) => ({ where: file, text: readFileSync(file).toString('latin1') })),
+      ];
+      const found = places.flatMap(({ where, text }) => forms(CREDENTIALS.accessToken).filter((form) => text.includes(form)).map((form) => `${where} holds ${form}`));
+      expect(found).toEqual([]);
+    } finally {
+      await new Promise<void>((resolve) => echo.close(() => resolve()));
+      await own.close();
+    }
+  });
 });
