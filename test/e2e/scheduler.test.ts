@@ -93,8 +93,9 @@ async function runSchedulerFor(ms: number): Promise<CliResult> {
   return done;
 }
 
+/** request_timeout_ms: the slow export's time to answer (the workspace's settings say 2 s). */
 const jobYaml = (schedule: string, path: string) =>
-  `account_id: emu-account\nschedule: "${schedule}"\nsource: { path: "${path}", format: csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n`;
+  `account_id: emu-account\nschedule: "${schedule}"\nrequest_timeout_ms: 15000\nsource: { path: "${path}", format: csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n`;
 
 describe('adsync schedule', () => {
   it('runs a job on a short cron expression and skips a tick that overlaps a run still going', { timeout: 30_000 }, async () => {
