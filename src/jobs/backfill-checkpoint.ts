@@ -48,6 +48,9 @@ export async function backfillStart(ctx: RunContext): Promise<{ startRow: number
     ctx.logger.info({ rowsDone: existing.rowsDone }, 'starting the backfill over (--restart)');
   }
   const checkpoint = async (rowsDone: number): Promise<void> => {
+    // The rows up to the checkpoint are never read again: their rejects must be in the
+    // rejects file (not in its buffer) before a kill can lose the process.
+    ctx.rejects.flush();
     const c: Checkpoint = { job: job.name, sourceKey, rowsDone, updatedAt: Date.now(), counts: {} };
     await store.checkpoints.save(c);
   };

@@ -6,6 +6,8 @@
  * the do-not-reach list.
  */
 import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
@@ -59,6 +61,24 @@ function checkpointRows(): number | undefined {
   }
 }
 
+/** The rows named by the rejects files of every run so far. */
+function rejectedRowsOnDisk(): number[] {
+  const dir = join(ws.dir, 'rejects', 'daily');
+  let files: string[];
+  try {
+    files = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return files.flatMap((f) =>
+    readFileSync(join(dir, f), 'utf8')
+      .split('\n')
+      .slice(1)
+      .filter(Boolean)
+      .map((line) => Number(line.split(',')[0])),
+  );
+}
+
 describe('adsync backfill', () => {
   it('resumes after SIGKILLs at several points and ends exactly like an uninterrupted run', { timeout: 180_000 }, async () => {
     ws.write('daily.yaml', JOB);
@@ -94,6 +114,28 @@ describe('adsync backfill', () => {
     ws.write('exports/daily.csv', ws.read('history.csv'));
     const run = await ws.cli(['run', 'daily.yaml', '--json']);
     expect(summaries(run)[0]).toMatchObject({ status: 'success', added: 0, removed: 0, requests: 0 });
+  });
+
+  it('a kill never loses the rejects of the rows below the checkpoint: the resumed run does not read them again', { timeout: 120_000 }, async () => {
+    ws.write('daily.yaml', JOB);
+    writeHistory();
+    // Every 1000th row drops its email (a reject line): 150 lines, far less than a buffer.
+    const rejectedRows = (upTo: number): number[] => between(1, Math.floor(upTo / 1000)).map((k) => k * 1000);
+    ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 700, times: 1000 });
+    const child = ws.spawn(['backfill', 'daily.yaml', '--source', 'history.csv', '--json']);
+    const done = collect(child);
+    await waitFor(() => existsSync(ws.statePath) && (checkpointRows() ?? 0) >= 1000);
+    child.kill('SIGKILL');
+    expect((await done).signal).toBe('SIGKILL');
+    const checkpoint = checkpointRows() ?? 0;
+    expect(rejectedRowsOnDisk().filter((row) => row <= checkpoint)).toEqual(rejectedRows(checkpoint));
+
+    ws.emulator.clearFaults();
+    const resumed = await ws.cli(['backfill', 'daily.yaml', '--source', 'history.csv', '--json']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(summaries(resumed)[0]).toMatchObject({ resumed_from_row: checkpoint, rejected: 0 });
+    // Between them, the two runs' rejects files name every row with a dropped email.
+    expect([...new Set(rejectedRowsOnDisk())].sort((a, b) => a - b)).toEqual(rejectedRows(ROWS));
   });
 
   it('a service that stays down: exit 1, saying why retrying stopped and to run the same command again', async () => {
