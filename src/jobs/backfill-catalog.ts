@@ -98,6 +98,9 @@ export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise
       stop: ctx.stop,
       onAcknowledged: async (outcomes, seq) => {
         await commit(outcomes);
+        // A product the answer leaves out was not delivered as far as adsync knows: the mark
+        // stays before its request, so that a resumed backfill sends it again.
+        if (outcomes.length < (requestIds.get(seq)?.length ?? 0)) return;
         if (watermark.acknowledged(seq)) await checkpoint(watermark.rowsDone);
       },
       onSettled: (seq) => {

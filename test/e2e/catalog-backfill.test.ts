@@ -5,6 +5,7 @@
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+import { json, startScriptedServer } from '../helpers/scripted-server.js';
 
 const PUT_ROUTE = 'PUT /12/product_catalogs/:product_catalog_id/products';
 let ws: Workspace;
@@ -95,5 +96,40 @@ describe('adsync backfill of a catalog job', () => {
     ws.write('feed.csv', ws.read('history.csv'));
     const run = await ws.cli(['run', 'cat.yaml', '--json']);
     expect(summaries(run)[0]).toMatchObject({ status: 'success', created: 0, updated: 0, deleted: 0, unchanged: 600 });
+  });
+});
+
+describe('adsync backfill of a catalog job, against a service whose answer leaves a product out', () => {
+  it('the checkpoint stays before the request of the product left out, and the resumed backfill sends it', async () => {
+    const received: string[] = [];
+    let leftOut: string | undefined;
+    const service = await startScriptedServer((req, res) => {
+      const sent = (JSON.parse(req.body.toString('utf8')) as { products: { id: string }[] }).products.map((p) => p.id);
+      received.push(...sent);
+      // The first request's answer has no result for its last product.
+      const answered = leftOut === undefined ? sent.slice(0, -1) : sent;
+      leftOut ??= sent.at(-1);
+      json(res, 200, { request: { params: {} }, data: { products_response: answered.map((id) => ({ id, product_key: `k-${id}`, status: 'CREATE_SUCCESS', errors: [], warnings: [] })) } });
+    });
+    try {
+      ws.write('cat.yaml', JOB.replace('concurrency: 2', 'concurrency: 1'));
+      ws.write('history.csv', feedCsv(60));
+      const env = { ADSYNC_ADS_URL: service.url };
+      const first = await ws.cli(['backfill', 'cat.yaml', '--source', 'history.csv', '--json'], env);
+      expect(first.code, first.stderr).toBe(1);
+      expect(summaries(first)[0]).toMatchObject({ status: 'failed', error: '1 products could not be delivered; the next run sends them again' });
+      expect(leftOut).toBe('SKU-25');
+      expect(received).toHaveLength(60);
+      const db = new Database(ws.statePath, { readonly: true });
+      expect(db.prepare('SELECT rows_done FROM checkpoints').get()).toEqual({ rows_done: 0 });
+      db.close();
+
+      const resumed = await ws.cli(['backfill', 'cat.yaml', '--source', 'history.csv', '--json'], env);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(summaries(resumed)[0]).toMatchObject({ status: 'success', resumed_from_row: 0, created: 60 });
+      expect(received.filter((id) => id === 'SKU-25')).toHaveLength(2);
+    } finally {
+      await service.close();
+    }
   });
 });
