@@ -113,8 +113,9 @@ export async function upsertProductBatches(
   result = emptyCatalogResult(),
 ): Promise<CatalogUploadResult> {
   const send = async (products: readonly ProductToSend[], seq: number): Promise<void> => {
-    if (result.fatal) return;
     try {
+      // Another request hit a fatal error: this one is not sent (but it has ended).
+      if (result.fatal) return;
       const results = await putProducts(options.client, options.catalogId, productsBody(products), products.length);
       const outcomes: ProductOutcome[] = [];
       let unanswered = 0;

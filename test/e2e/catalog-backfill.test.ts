@@ -133,3 +133,21 @@ describe('adsync backfill of a catalog job, against a service whose answer leave
     }
   });
 });
+
+describe('adsync backfill of a catalog job that stops on a fatal error', () => {
+  it('with a repeat of an id whose request was never sent, it still ends: exit 1, one error line, the run recorded failed', async () => {
+    // SKU-50 ends the second request and comes again right after it. The first request is
+    // refused until the retries are spent (fatal): the second, waiting for its turn, is then
+    // not sent, and the repeat waits for it to end.
+    ws.write('cat.yaml', `${JOB.replace('concurrency: 2', 'concurrency: 1')}retry: { retries: 1, min_delay_ms: 300, max_delay_ms: 300, budget_ms: 5000 }\n`);
+    const repeat = feedCsv(50).split('\n').filter(Boolean).at(-1) ?? '';
+    ws.write('history.csv', feedCsv(50, () => '19.99 USD', [repeat]));
+    ws.fault({ route: 'PUT /12/product_catalogs/**', kind: 'status', status: 503, times: 2 });
+    const r = await ws.cli(['backfill', 'cat.yaml', '--source', 'history.csv', '--json']);
+    expect(r.code, r.stderr).toBe(1);
+    expect(summaries(r)[0]).toMatchObject({ status: 'failed', created: 0 });
+    expect(r.stderr.split('\n').filter((l) => l.startsWith('adsync: '))).toEqual([expect.stringContaining('answered HTTP 503: SERVICE_UNAVAILABLE')]);
+    const runs = (await ws.cli(['runs', '--json'])).stdout.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { status: string }).status);
+    expect(runs).toEqual(['failed']);
+  });
+});
