@@ -27,7 +27,7 @@ import { readCsv } from '../sources/csv.js';
 import { formatOfPath } from '../sources/index.js';
 import { IdentifierList, transferList } from '../state/identifier-list.js';
 import type { AudienceScan } from '../state/store.js';
-import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, mapCsvBatch, type MappedBatch, type RowRejectEntry } from '../transform/audience-records.js';
+import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, addInvalidCounts, mapCsvBatch, type MappedBatch, type RowRejectEntry } from '../transform/audience-records.js';
 import { partFailureOf, type ExportPartTask, type FromPartWorker, type PartFailure, type ToPartWorker } from './export-part-messages.js';
 import type { AudienceJob } from './job.js';
 import type { RunContext } from './run-context.js';
@@ -174,7 +174,7 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
     occurrences += batch.ids.length;
     summary.read += batch.read;
     summary.valid += batch.valid;
-    for (const [field, n] of Object.entries(batch.invalid) as [IdentifierType, number][]) invalid[field] = (invalid[field] ?? 0) + n;
+    addInvalidCounts(invalid, batch.invalid);
     counters.rowsRead = summary.read;
     if (rowsBefore(k) !== undefined) {
       writeRejects(k, batch.rejects, batch.unreadable);

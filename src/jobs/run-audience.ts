@@ -14,7 +14,7 @@ import type { IdentifierType } from '../hash/types.js';
 import { readCsvSource } from '../sources/index.js';
 import { IdentifierList } from '../state/identifier-list.js';
 import type { AudiencePlanOptions, AudienceScan, AudienceState } from '../state/store.js';
-import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, mapCsvBatch } from '../transform/audience-records.js';
+import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, addInvalidCounts, mapCsvBatch } from '../transform/audience-records.js';
 import { readExportInParallel } from './parallel-export-read.js';
 import type { BuiltBatch } from '../uploaders/audience-batch-builder.js';
 import { uploadAudienceUsers, type AudienceUploadResult, type RefusedIdentifier, type UserGrouping } from '../uploaders/audience-uploader.js';
@@ -84,7 +84,7 @@ async function scanExportSequentially(ctx: RunContext, job: AudienceJob, scan: A
       const mapped = mapCsvBatch(batch, mapper, ids, ctx.options.rejectsWithValues);
       for (const entries of mapped.rejects) ctx.rejects.reject(entries);
       for (const u of mapped.unreadable) ctx.unreadableRow(u.row, u.line, u.reason);
-      for (const [field, n] of Object.entries(mapped.invalid) as [IdentifierType, number][]) invalid[field] = (invalid[field] ?? 0) + n;
+      addInvalidCounts(invalid, mapped.invalid);
       summary.read += mapped.read;
       summary.valid += mapped.valid;
       counters.rowsRead = summary.read;

@@ -143,6 +143,11 @@ export interface MappedBatch {
   unreadable: { row: number; line: number; reason: string }[];
 }
 
+/** Adds a batch's dropped invalid identifiers, by type, to a run's counts. */
+export function addInvalidCounts(into: Partial<Record<IdentifierType, number>>, from: Partial<Record<IdentifierType, number>>): void {
+  for (const [field, n] of Object.entries(from) as [IdentifierType, number][]) into[field] = (into[field] ?? 0) + n;
+}
+
 /** Maps a batch of rows (skipping rows up to `skipRows`) into `ids`. */
 export function mapCsvBatch(batch: CsvBatch, mapper: AudienceRowMapper, ids: IdentifierList, withValues: boolean, skipRows = 0): MappedBatch {
   const out: MappedBatch = { ids, read: 0, valid: 0, invalid: {}, rejects: [], unreadable: [] };
