@@ -33,11 +33,16 @@ export async function backfillStart(ctx: RunContext): Promise<{ startRow: number
   const existing = await store.checkpoints.get(job.name);
   if (existing && !options.restart) {
     if (existing.sourceKey !== sourceKey) {
-      const [path] = existing.sourceKey.split('|');
-      throw new ConfigError(
-        `job ${job.name} has an unfinished backfill of ${path === job.source.path ? 'a different version of this file' : path} (${existing.rowsDone} rows done)`,
-        { hint: 'run the same command with that file to finish it, or add --restart to start this one over' },
-      );
+      // The key is path|size|mtime; the path itself may hold a '|'.
+      const path = existing.sourceKey.split('|').slice(0, -2).join('|');
+      if (path === job.source.path) {
+        throw new ConfigError(`job ${job.name} has an unfinished backfill of an earlier version of ${path} (${existing.rowsDone} rows done); the file has changed since (size or modification time)`, {
+          hint: 'the earlier version cannot be resumed: add --restart to upload this one from the start',
+        });
+      }
+      throw new ConfigError(`job ${job.name} has an unfinished backfill of ${path} (${existing.rowsDone} rows done)`, {
+        hint: 'run the same command with that file to finish it, or add --restart to start this one over',
+      });
     }
     startRow = existing.rowsDone;
     ctx.summary.resumed_from_row = startRow;

@@ -161,6 +161,22 @@ describe('adsync backfill', () => {
     expect(resumed.stdout + resumed.stderr).toContain('resumed from row 1 (no row was acknowledged by an earlier run)');
   }, 60_000);
 
+  it('a file that changed since the unfinished backfill: refused, saying so and that only --restart can upload it', async () => {
+    ws.write('daily.yaml', JOB);
+    ws.write('grows.csv', 'Id,Email\nX1,x1@example.org\n');
+    ws.fault({ route: 'POST /12/**/users', kind: 'status', status: 400, times: 1 });
+    expect((await ws.cli(['backfill', 'daily.yaml', '--source', 'grows.csv'])).code).toBe(1);
+    expect(checkpointRows()).toBe(0);
+    ws.write('grows.csv', 'Id,Email\nX1,x1@example.org\nX2,x2@example.org\n');
+    const refused = await ws.cli(['backfill', 'daily.yaml', '--source', 'grows.csv']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.split('\n').filter((l) => l.startsWith('adsync: '))).toEqual([
+      `adsync: job daily failed: job daily has an unfinished backfill of an earlier version of ${join(ws.dir, 'grows.csv')} (0 rows done); the file has changed since (size or modification time) (the earlier version cannot be resumed: add --restart to upload this one from the start)`,
+    ]);
+    const restarted = await ws.cli(['backfill', 'daily.yaml', '--source', 'grows.csv', '--restart', '--json']);
+    expect(summaries(restarted)[0]).toMatchObject({ status: 'success', read: 2, added: 4 });
+  });
+
   it('refuses to resume with a different file, and --restart starts over', async () => {
     ws.write('daily.yaml', JOB);
     writeHistory();
