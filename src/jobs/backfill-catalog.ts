@@ -33,9 +33,15 @@ export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise
   const settledWaiters = new Map<number, () => void>();
   const settled = (seq: number): Promise<void> => (requestIds.has(seq) ? new Promise((resolve) => settledWaiters.set(seq, resolve)) : Promise.resolve());
 
+  // Marks the catalog while products are sent: a killed backfill makes the next mirror run
+  // reconcile the state with the service (run-catalog.ts).
+  const catalog = ctx.store.catalog(job.catalog.catalogId);
+
   async function* requests(): AsyncGenerator<ProductToSend[]> {
     let current = new Map<string, ProductToSend>();
-    const take = (): ProductToSend[] => {
+    // The content of a product the state holds is unknown once its request leaves, until the
+    // answer is committed: a kill may leave the new content in the service (run-catalog.ts).
+    const take = async (): Promise<ProductToSend[]> => {
       const batch = [...current.values()];
       current = new Map();
       yielded += 1;
@@ -43,6 +49,7 @@ export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise
       requestIds.set(yielded, ids);
       for (const id of ids) idsInFlight.set(id, yielded);
       watermark.dispatched(yielded, Math.max(...batch.map((p) => p.row)));
+      await catalog.forgetContent(ids);
       return batch;
     };
     for await (const batch of reader.batches) {
@@ -71,23 +78,20 @@ export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise
           const inFlight = idsInFlight.get(result.id);
           if (inFlight !== undefined) {
             summary.duplicates += 1;
-            if (current.size > 0) yield take();
+            if (current.size > 0) yield await take();
             await settled(inFlight);
           }
         }
         current.set(result.id, product);
-        if (current.size === MAX_PRODUCTS_PER_REQUEST) yield take();
+        if (current.size === MAX_PRODUCTS_PER_REQUEST) yield await take();
       }
       counters.rowsRead = summary.read;
       counters.bytesRead = reader.bytesRead();
     }
-    if (current.size > 0 && !ctx.stop.aborted) yield take();
+    if (current.size > 0 && !ctx.stop.aborted) yield await take();
   }
 
   const commit = acknowledge(ctx, job);
-  // Marks the catalog while products are sent: a killed backfill makes the next mirror run
-  // reconcile the state with the service (run-catalog.ts).
-  const catalog = ctx.store.catalog(job.catalog.catalogId);
   const mark = await markUpload(catalog, await catalog.uploadInterrupted());
   const result = await upsertProductBatches(
     requests(),

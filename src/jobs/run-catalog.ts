@@ -12,7 +12,7 @@
  */
 import { createProductSet, getProductSet, listAllProducts } from '../api/resources/catalogs.js';
 import { NotFoundError } from '../api/errors.js';
-import type { CatalogScan, CatalogState, CommittedProduct, ScannedOccurrence, ServiceProduct } from '../state/store.js';
+import type { CatalogScan, CatalogState, CommittedProduct, ProductToSend, ScannedOccurrence, ServiceProduct } from '../state/store.js';
 import { openCatalogFeed } from './catalog-feed-scan.js';
 import { catalogItemReader } from './catalog-workers.js';
 import { emptyCatalogResult, removeProducts, upsertProducts, type CatalogUploadResult, type ProductOutcome } from '../uploaders/catalog-uploader.js';
@@ -246,7 +246,7 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
       onFailed: (count: number, error: Error) => ctx.logger.error({ error: error.message, products: count }, 'a request could not be delivered'),
     };
     try {
-      await upsertProducts(scan.upserts({ full: options.full }, PLAN_PAGE), uploadOptions, result);
+      await upsertProducts(forgottenWhileSent(catalog, scan.upserts({ full: options.full }, PLAN_PAGE)), uploadOptions, result);
     } finally {
       await commits.flush();
     }
@@ -268,6 +268,19 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
     counters.phase = 'finishing';
   } finally {
     await scan.close();
+  }
+}
+
+/**
+ * The plan's pages, the content of each page's products that the state holds forgotten
+ * before any of them is sent: a kill or a lost answer may leave the new content in the
+ * service, and a feed that then went back to the old content must still be sent.
+ */
+async function* forgottenWhileSent(catalog: CatalogState, pages: AsyncIterable<ProductToSend[]>): AsyncGenerator<ProductToSend[]> {
+  for await (const page of pages) {
+    const known = page.filter((p) => !p.isNew).map((p) => p.id);
+    if (known.length > 0) await catalog.forgetContent(known);
+    yield page;
   }
 }
 

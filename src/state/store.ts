@@ -262,6 +262,12 @@ export interface CatalogState {
    * (its raw fingerprint is forgotten: see CatalogScan.saveFingerprints).
    */
   commitUpserts(products: readonly CommittedProduct[], sentAt: number): Promise<void>;
+  /**
+   * Products of the state about to be sent again: their content in the service is unknown
+   * until their answer is committed (a kill or a lost answer may leave the new content in
+   * the service), so a later run sends them whatever the feed then holds.
+   */
+  forgetContent(ids: readonly string[]): Promise<void>;
   commitDeletes(ids: readonly string[]): Promise<void>;
   /** Replaces the saved state with what the service holds (content unknown): used when the state was empty or lost. */
   rebuild(products: AsyncIterable<readonly ServiceProduct[]>): Promise<number>;

@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
-import { committedCatalog, expectCatalog, expectCatalogStateExact, feedOf, range, waitFor, type ProductSpec } from '../reliability/support.js';
+import { committedCatalog, csvFeedOf, emulatorCatalog, expectCatalog, expectCatalogStateExact, feedOf, range, waitFor, type ProductSpec } from '../reliability/support.js';
 
 const PUT_ROUTE = 'PUT /12/product_catalogs/:product_catalog_id/products';
 const JOB = 'name: shop\naccount_id: emu-account\nconcurrency: 1\nrequest_timeout_ms: 30000\nsource: { path: feed.xml }\ncatalog:\n  product_catalog_id: emu-catalog\n';
@@ -70,5 +70,53 @@ describe('a killed catalog upload', () => {
     const again = await ws.cli(['run', 'shop.yaml', '--json']);
     expect(summaries(again)[0]).toMatchObject({ status: 'success', requests: 0, deleted: 0 });
     expect(again.stderr).not.toContain('did not finish');
+  });
+
+  // The service applied new prices the kill kept from the state; the feed then goes back to
+  // the prices the state still lists. The next run must send them, although they equal the
+  // state's.
+  const old: ProductSpec[] = range(1, 10).map((n) => ({ n, price: '10.00 USD' }));
+  const changed: ProductSpec[] = range(1, 10).map((n) => ({ n, price: '20.00 USD' }));
+  const pricesHeld = (): string[] => [...new Set([...emulatorCatalog(ws).values()].map((p) => String(p.price)))];
+
+  async function killOnceApplied(args: string[]): Promise<void> {
+    ws.fault({ route: 'PUT /12/product_catalogs/*/products', kind: 'delay', ms: 20_000, before: false, times: 1 });
+    const child = ws.spawn(args);
+    const done = collect(child);
+    await waitFor(() => pricesHeld().join() === '20.00 USD', 30_000);
+    child.kill('SIGKILL');
+    expect((await done).signal).toBe('SIGKILL');
+    ws.emulator.clearFaults();
+  }
+
+  it('a run killed after the service applied new prices, then a feed back to the old ones: the old prices are sent again', { timeout: 60_000 }, async () => {
+    ws.write('shop.yaml', JOB);
+    ws.write('feed.xml', feedOf(old));
+    expect((await ws.cli(['run', 'shop.yaml'])).code).toBe(0);
+    ws.write('feed.xml', feedOf(changed));
+    await killOnceApplied(['run', 'shop.yaml']);
+
+    ws.write('feed.xml', feedOf(old));
+    const rerun = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(summaries(rerun)[0]).toMatchObject({ status: 'success', updated: 10 });
+    expectCatalog(ws, old);
+    expectCatalogStateExact(ws);
+    const again = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(summaries(again)[0]).toMatchObject({ status: 'success', requests: 0 });
+  });
+
+  it('a backfill killed after the service applied its prices, then a run of the feed: the feed prices are sent again', { timeout: 60_000 }, async () => {
+    ws.write('shop.yaml', JOB);
+    ws.write('feed.xml', feedOf(old));
+    expect((await ws.cli(['run', 'shop.yaml'])).code).toBe(0);
+    ws.write('history.csv', csvFeedOf(changed));
+    await killOnceApplied(['backfill', 'shop.yaml', '--source', 'history.csv']);
+
+    const run = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(summaries(run)[0]).toMatchObject({ status: 'success', updated: 10 });
+    expectCatalog(ws, old);
+    expectCatalogStateExact(ws);
   });
 });

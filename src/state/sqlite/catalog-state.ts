@@ -66,6 +66,7 @@ export class SqliteCatalogState implements CatalogState {
   /** Commit statements by row count, prepared once. */
   private readonly commitStatements = new Map<number, Statement>();
   private deleteStatement: Statement | undefined;
+  private forgetStatement: Statement | undefined;
   private lookupStatement: Statement | undefined;
 
   constructor(
@@ -127,11 +128,20 @@ export class SqliteCatalogState implements CatalogState {
     return Promise.resolve();
   }
 
+  forgetContent(ids: readonly string[]): Promise<void> {
+    this.forgetStatement ??= this.db.prepare('UPDATE catalog_products SET content_hash = NULL, raw_fp = NULL, feed_warnings = NULL WHERE catalog = ? AND id = ?');
+    return this.runForEachId(this.forgetStatement, ids);
+  }
+
   commitDeletes(ids: readonly string[]): Promise<void> {
     this.deleteStatement ??= this.db.prepare('DELETE FROM catalog_products WHERE catalog = ? AND id = ?');
-    const del = this.deleteStatement;
+    return this.runForEachId(this.deleteStatement, ids);
+  }
+
+  /** Runs `statement` (catalog, id) for each id, in one transaction. */
+  private runForEachId(statement: Statement, ids: readonly string[]): Promise<void> {
     this.db.transaction(() => {
-      for (const id of ids) del.run(this.catalog, id);
+      for (const id of ids) statement.run(this.catalog, id);
     })();
     return Promise.resolve();
   }
