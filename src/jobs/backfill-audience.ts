@@ -12,7 +12,7 @@ import { backfillStart } from './backfill-checkpoint.js';
 import { BackfillWatermark } from './backfill-watermark.js';
 import { audienceKey, type AudienceJob } from './job.js';
 import type { RunContext } from './run-context.js';
-import { sendIdentifiers } from './run-audience.js';
+import { forgottenWhileRemoved, sendIdentifiers } from './run-audience.js';
 
 function lastRowOf(ids: IdentifierList): number {
   let last = 0;
@@ -53,7 +53,7 @@ export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promi
 
   const removing = job.audience.mode === 'remove';
   // Rows in file order: each row's identifiers travel as one user record.
-  const result = await sendIdentifiers(ctx, job, identifiers(), removing ? 'Delete' : 'Update', 'row', {
+  const result = await sendIdentifiers(ctx, job, removing ? forgottenWhileRemoved(state, identifiers()) : identifiers(), removing ? 'Delete' : 'Update', 'row', {
     onBuilt: (seq, batch) => watermark.dispatched(seq, lastRowOf(batch.ids)),
     onAck: async (ids, seq) => {
       await state.commit(removing ? { removed: ids, sentAt: Date.now(), mode: job.audience.mode } : { added: ids, sentAt: Date.now(), mode: job.audience.mode });

@@ -108,6 +108,18 @@ function rejectRefused(ctx: RunContext, refused: readonly RefusedIdentifier[], r
   }
 }
 
+/**
+ * The pages of a removal, the sent time of each page's members forgotten (AudienceState.forgetSent)
+ * before any of them is sent: a kill or a lost answer may leave them removed from the service,
+ * and an export that then has them again must send them again.
+ */
+export async function* forgottenWhileRemoved(state: AudienceState, lists: AsyncIterable<IdentifierList>): AsyncGenerator<IdentifierList> {
+  for await (const ids of lists) {
+    if (ids.length > 0) await state.forgetSent(ids);
+    yield ids;
+  }
+}
+
 export interface SendHooks {
   /** Commits an acknowledged batch (its identifiers, in body order). */
   onAck: (identifiers: IdentifierList, seq: number) => Promise<void>;
@@ -208,7 +220,7 @@ export async function runAudience(ctx: RunContext, job: AudienceJob): Promise<vo
     }
     if (allowRemoves && counts.removes > 0 && ctx.stop.aborted) ctx.interrupted = true;
     if (allowRemoves && counts.removes > 0 && !ctx.stop.aborted) {
-      await sendIdentifiers(ctx, job, scan.removes(plan, PLAN_PAGE), 'Delete', 'identifier', {
+      await sendIdentifiers(ctx, job, forgottenWhileRemoved(state, scan.removes(plan, PLAN_PAGE)), 'Delete', 'identifier', {
         onAck: async (ids) => {
           await state.commit({ removed: ids, sentAt: Date.now(), mode: job.audience.mode });
           summary.removed += ids.length;

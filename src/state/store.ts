@@ -128,6 +128,13 @@ export interface AudienceState {
   scan(): Promise<AudienceScan>;
   /** Records an acknowledged chunk: the adds are members (sent now), the removes are not. */
   commit(chunk: { added?: IdentifierList | undefined; removed?: IdentifierList | undefined; sentAt: number; mode: AudienceMode }): Promise<void>;
+  /**
+   * Members about to be removed: whether the service still has them is unknown until the
+   * removal is committed (a kill or a lost answer may leave them removed), so their sent time
+   * is forgotten, and a run that finds them in the export again sends them again (as it
+   * re-sends members last sent before refresh_after_days).
+   */
+  forgetSent(ids: IdentifierList): Promise<void>;
   memberCount(): Promise<number>;
   /** Per-field member counts. */
   memberCounts(): Promise<Partial<Record<IdentifierType, number>>>;

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
-import { waitFor } from '../reliability/support.js';
+import { audienceOf, committedAudience, crmExport, emulatorAudience, range, waitFor } from '../reliability/support.js';
 
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
 const USERS_ROUTE = 'POST /12/accounts/:account_id/custom_audiences/:custom_audience_id/users';
@@ -61,6 +61,33 @@ describe('a killed audience upload', () => {
     expect(members?.email).toEqual(emails.sort());
     expect(members?.partner_user_id).toEqual(ids.sort());
     const again = await ws.cli(['run', 'big.yaml', '--json']);
+    expect(summaries(again)[0]).toMatchObject({ added: 0, removed: 0, requests: 0 });
+  });
+
+  it('a removal killed after the service applied it, then an export that has the members again: they are sent again', { timeout: 60_000 }, async () => {
+    ws.write('crm.yaml', 'account_id: emu-account\nconcurrency: 1\nrequest_timeout_ms: 30000\nsource: { path: exports/crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email, partner_user_id: Id }\n');
+    ws.write('exports/crm.csv', crmExport(range(1, 10)));
+    expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
+    // Rows 9 and 10 leave the export: their removal is applied and its answer held back.
+    ws.write('exports/crm.csv', crmExport(range(1, 8)));
+    ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 20_000, times: 1 });
+    const child = ws.spawn(['run', 'crm.yaml']);
+    const done = collect(child);
+    await waitFor(() => emulatorAudience(ws).partner_user_id.length === 8, 30_000);
+    child.kill('SIGKILL');
+    expect((await done).signal).toBe('SIGKILL');
+    ws.emulator.clearFaults();
+    // The state may still list them (it lags), never the other way round.
+    expect(committedAudience(ws.statePath)).toEqual(audienceOf(range(1, 10)));
+
+    // They are back in the export before the next run.
+    ws.write('exports/crm.csv', crmExport(range(1, 10)));
+    const rerun = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(summaries(rerun)[0]).toMatchObject({ status: 'success', added: 4, removed: 0 });
+    expect(emulatorAudience(ws)).toEqual(audienceOf(range(1, 10)));
+    expect(committedAudience(ws.statePath)).toEqual(audienceOf(range(1, 10)));
+    const again = await ws.cli(['run', 'crm.yaml', '--json']);
     expect(summaries(again)[0]).toMatchObject({ added: 0, removed: 0, requests: 0 });
   });
 });

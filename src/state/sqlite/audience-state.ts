@@ -2,6 +2,8 @@
  * Audience membership in SQLite. The scan of one export, and its plan, are in audience-scan.ts;
  * commits of acknowledged chunks in audience-commits.ts.
  */
+import type { Statement } from 'better-sqlite3';
+import type { IdentifierList } from '../identifier-list.js';
 import type { AudienceScan, AudienceState } from '../store.js';
 import { IDENTIFIER_TYPES, type IdentifierType } from '../../hash/types.js';
 import { presentMemberCount } from './audience-members-reader.js';
@@ -12,6 +14,7 @@ import type { Db } from './database.js';
 
 export class SqliteAudienceState implements AudienceState {
   private readonly audienceId: number;
+  private forgetSentStatement: Statement | undefined;
 
   constructor(
     private readonly db: Db,
@@ -29,6 +32,15 @@ export class SqliteAudienceState implements AudienceState {
 
   commit(chunk: MembersChunk): Promise<void> {
     return this.commits.commit(this.audienceId, chunk);
+  }
+
+  forgetSent(ids: IdentifierList): Promise<void> {
+    this.forgetSentStatement ??= this.db.prepare('UPDATE audience_members SET sent_at = 0 WHERE audience = ? AND field = ? AND value = ? AND present = 1');
+    const stmt = this.forgetSentStatement;
+    this.db.transaction(() => {
+      for (let i = 0; i < ids.length; i++) stmt.run(this.audienceId, ids.code(i), ids.bytes(i));
+    })();
+    return Promise.resolve();
   }
 
   memberCount(): Promise<number> {
