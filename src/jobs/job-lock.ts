@@ -4,6 +4,7 @@
  * a lock held from another machine can only expire (lock.ttl_seconds) or be removed
  * with `adsync unlock` (which, by the same check, refuses to remove a live local holder's lock).
  */
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { LockInfo, StateStore } from '../state/store.js';
@@ -29,6 +30,21 @@ export function inspectLockOwner(owner: string): LockHolder {
     // EPERM: the process exists but belongs to another user.
     return { where: 'this-host', host, pid: validPid, alive: (error as NodeJS.ErrnoException).code !== 'ESRCH' };
   }
+}
+
+/**
+ * Whether a process of this machine is `adsync schedule` (from /proc/<pid>/cmdline; false
+ * where that cannot be read): stopping it stops every job it runs, not one run.
+ */
+export function isSchedulerProcess(pid: number): boolean {
+  let args: string[];
+  try {
+    args = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0');
+  } catch {
+    return false;
+  }
+  const cli = args.findIndex((a) => /(?:^|\/)(?:adsync|adsync\.js)$/.test(a));
+  return cli >= 0 && args.slice(cli + 1).includes('schedule');
 }
 
 export function ownerIsDeadLocalProcess(owner: string): boolean {

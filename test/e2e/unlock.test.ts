@@ -3,7 +3,8 @@
  * still going on this machine (a second run would then go at once and send everything
  * twice): that is refused with exit 1, naming the holder, its pid and how to stop it. A
  * holder whose process is gone, or one on another host (which cannot be checked, as the
- * message says), is removed; `--force` removes a live holder's lock (a reused pid).
+ * message says), is removed; `--force` removes a live holder's lock (a reused pid). When the
+ * holder is `adsync schedule`, the hint says that stopping it stops every job it runs.
  */
 import http, { type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -99,6 +100,26 @@ describe('adsync unlock', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(summaries(first)[0]).toMatchObject({ status: 'success', added: 40 });
     expect(lockRow()).toBeUndefined();
+  });
+
+  it('when the live holder is `adsync schedule`, says that stopping it stops every job it runs', { timeout: 20_000 }, async () => {
+    ws.write('empty-jobs/.keep', '');
+    const scheduler = ws.spawn(['schedule', '--jobs', 'empty-jobs']);
+    const ended = collect(scheduler);
+    try {
+      await waitFor(() => existsSync(`/proc/${scheduler.pid}/cmdline`), 5000, 'the scheduler to start');
+      putLock(`${hostname()}:${scheduler.pid}:abcdef`);
+      const unlock = await ws.cli(['unlock', 'crm']);
+      expect(unlock.code).toBe(1);
+      expect(unlock.stderr).toContain(
+        `hint: process ${scheduler.pid} is \`adsync schedule\`: let the run end (\`adsync runs --job crm\`); stopping the scheduler (\`kill ${scheduler.pid}\`) stops every job it runs, and it then exits 0, so systemd's Restart=on-failure does not start it again`,
+      );
+      expect(lockRow()).toBeDefined();
+    } finally {
+      scheduler.kill('SIGTERM');
+      await ended;
+      await ws.cli(['unlock', '--force', 'crm']);
+    }
   });
 
   it('removes the lock of a process of this host that is gone', async () => {

@@ -3,7 +3,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { LockedError } from '../../errors.js';
-import { inspectLockOwner } from '../../jobs/job-lock.js';
+import { inspectLockOwner, isSchedulerProcess } from '../../jobs/job-lock.js';
 import type { RunRecord } from '../../state/store.js';
 import type { CliContext } from '../context.js';
 import { openStore } from '../job-session.js';
@@ -114,7 +114,9 @@ async function unlock(ctx: CliContext, job: string, force: boolean): Promise<voi
       throw new LockedError(
         `job ${job} is locked by a run that is still alive: process ${holder.pid} on this host (lock held by ${lock.owner} since ${since}, last heartbeat ${heartbeat}); the lock was not removed`,
         {
-          hint: `stop that run first (\`kill ${holder.pid}\`: it finishes the requests in flight, commits them and releases the lock), or let it end; if process ${holder.pid} is not adsync (its pid was reused), \`adsync unlock --force ${job}\` removes the lock`,
+          hint: isSchedulerProcess(holder.pid)
+            ? `process ${holder.pid} is \`adsync schedule\`: let the run end (\`adsync runs --job ${job}\`); stopping the scheduler (\`kill ${holder.pid}\`) stops every job it runs, and it then exits 0, so systemd's Restart=on-failure does not start it again`
+            : `stop that run first (\`kill ${holder.pid}\`: it finishes the requests in flight, commits them and releases the lock), or let it end; if process ${holder.pid} is not adsync (its pid was reused), \`adsync unlock --force ${job}\` removes the lock`,
         },
       );
     }
