@@ -136,6 +136,10 @@ function resolveJob(f: JobFile, file: string, display: string, settings: Setting
   // A --source that cannot be read as given is its own problem, not the job file's.
   const overrideProblem = options.sourceOverride === undefined ? undefined : sourceOverrideProblem(options.sourceOverride, sourcePath, source.format, display);
   // A URL may still say its format in its Content-Type; a file must say it in its name.
+  if (options.sourceOverride === undefined && isUrl(sourcePath) && !URL.canParse(sourcePath)) {
+    // Not repeated: a URL that cannot be parsed cannot be masked, and it may hold a password or a token.
+    problems.push('source.path: not a valid URL (not repeated here: it may hold a password or a token); check its host and port, and in a user:password@ part write / @ : # ? as %2F %40 %3A %23 %3F');
+  }
   if (options.sourceOverride === undefined && source.format === undefined && !isUrl(sourcePath) && formatOfPath(sourcePath) === undefined) {
     problems.push(`source.format: cannot tell the format of "${rawSource}" from its name; set format: csv, tsv or xml`);
   }

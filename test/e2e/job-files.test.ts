@@ -134,6 +134,16 @@ describe('adsync validate', () => {
     );
   });
 
+  it('exit 2 for a source.path URL that cannot be parsed, without repeating it (it may hold a password or a token)', async () => {
+    ws.write('feed.yaml', 'account_id: emu-account\nsource: { path: "https://shop:pa/ss-SECRET@feeds.example:99999/feed.xml?token=TOKEN-SECRET" }\ncatalog:\n  product_catalog_id: emu-catalog\n');
+    const r = await ws.cli(['validate', 'feed.yaml']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      'adsync: feed.yaml is not valid:\n  source.path: not a valid URL (not repeated here: it may hold a password or a token); check its host and port, and in a user:password@ part write / @ : # ? as %2F %40 %3A %23 %3F\n',
+    );
+    expect(r.stdout).not.toContain('SECRET');
+  });
+
   it('exit 2 for a job file that is not valid YAML, with its line and column', async () => {
     ws.write('broken.yaml', 'account_id: [\n');
     const r = await ws.cli(['validate', 'broken.yaml']);
