@@ -24,6 +24,16 @@ const MAX_TIMER_MS = 2_147_483_647;
 export const timerMs = z.number().int().min(0).max(MAX_TIMER_MS, `at most ${MAX_TIMER_MS} (about 24.8 days: a longer wait cannot be timed)`);
 /** A duration in whole seconds (at least 1) that timers wait for. */
 const timerSeconds = positiveInt.max(Math.floor(MAX_TIMER_MS / 1000), `at most ${Math.floor(MAX_TIMER_MS / 1000)} (about 24.8 days: a longer wait cannot be timed)`);
+/**
+ * The longest refresh_after_days: audience and do-not-reach memberships expire 13 months (at
+ * least 393 days) after they are sent, so a member must be sent again before that, on a run
+ * that comes before it (a month of margin for the schedule).
+ */
+export const MAX_REFRESH_AFTER_DAYS = 365;
+export const refreshAfterDays = positiveInt.max(
+  MAX_REFRESH_AFTER_DAYS,
+  `at most ${MAX_REFRESH_AFTER_DAYS}: memberships expire 13 months after they are sent, so members must be sent again before then`,
+);
 
 export const retrySchema = z.strictObject({
   retries: z.number().int().min(0).max(100).optional(),
@@ -58,7 +68,7 @@ export const settingsFileSchema = z.strictObject({
   alerts: alertsSchema.optional(),
   lock: z.strictObject({ ttl_seconds: timerSeconds.optional(), heartbeat_seconds: timerSeconds.optional() }).optional(),
   progress_interval_seconds: timerSeconds.optional(),
-  audience: z.strictObject({ refresh_after_days: positiveInt.optional(), max_remove_ratio: ratio.optional() }).optional(),
+  audience: z.strictObject({ refresh_after_days: refreshAfterDays.optional(), max_remove_ratio: ratio.optional() }).optional(),
   catalog: z.strictObject({ max_delete_ratio: ratio.optional() }).optional(),
 });
 export type SettingsFile = z.infer<typeof settingsFileSchema>;

@@ -4,7 +4,7 @@
  * errors, so a misspelt key never silently falls back to a default.
  */
 import { z } from 'zod';
-import { alertsSchema, retrySchema, timerMs } from '../config/settings.js';
+import { alertsSchema, refreshAfterDays, retrySchema, timerMs } from '../config/settings.js';
 import { IDENTIFIER_TYPES } from '../hash/types.js';
 
 /** An id: a string, or a YAML number that is a safe integer (big ones must be quoted). */
@@ -41,7 +41,7 @@ export const audienceSchema = z
     identifiers: identifiersSchema,
     country_column: z.string().trim().min(1).optional(),
     default_country: z.string().trim().optional(),
-    refresh_after_days: z.number().int().positive().optional(),
+    refresh_after_days: refreshAfterDays.optional(),
     max_remove_ratio: ratio.optional(),
   })
   .refine((a) => (a.custom_audience_id === undefined) !== (a.do_not_reach_list_id === undefined), {

@@ -54,6 +54,16 @@ describe('settings', () => {
     );
   });
 
+  it('refuses an audience.refresh_after_days past the 13-month expiry of memberships', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'adsync-cfg-'));
+    writeFileSync(join(dir, 'refresh.yaml'), 'audience: { refresh_after_days: 396 }\n');
+    expect(() => loadSettings({ path: 'refresh.yaml', cwd: dir, env: {} })).toThrow(
+      'refresh.yaml is not valid:\n  audience.refresh_after_days: at most 365: memberships expire 13 months after they are sent, so members must be sent again before then',
+    );
+    writeFileSync(join(dir, 'refresh.yaml'), 'audience: { refresh_after_days: 365 }\n');
+    expect(loadSettings({ path: 'refresh.yaml', cwd: dir, env: {} }).refreshAfterDays).toBe(365);
+  });
+
   it('names the file, the field and the fix for a bad settings file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'adsync-cfg-'));
     writeFileSync(join(dir, 'bad.yaml'), 'concurrency: many\nretrys: {}\n');

@@ -110,6 +110,16 @@ describe('job files', () => {
     );
   });
 
+  it('refuses a refresh_after_days that would let memberships expire before they are sent again', () => {
+    // The service drops a member 13 months (393 days at least) after it was sent: a longer
+    // refresh would leave members expired while the state lists them as present.
+    const job = (days: number) => `account_id: a\nsource: { path: x.csv }\naudience:\n  do_not_reach_list_id: dnr\n  refresh_after_days: ${days}\n  identifiers: { email: Email }\n`;
+    expect(problem('refresh.yaml', job(400))).toBe(
+      'refresh.yaml is not valid:\n  audience.refresh_after_days: at most 365: memberships expire 13 months after they are sent, so members must be sent again before then',
+    );
+    expect(load('refresh.yaml', job(365))).toMatchObject({ audience: { refreshAfterDays: 365 } });
+  });
+
   it('names the line and column of a YAML syntax error', () => {
     expect(problem('syntax.yaml', 'account_id: a\nsource: { path: x.csv\naudience: {}\n')).toMatch(/^syntax\.yaml line \d+, column \d+: not valid YAML: /);
   });
