@@ -305,6 +305,34 @@ describe('audience sync (custom audience)', () => {
   });
 });
 
+describe('audience sync (two jobs, one audience)', () => {
+  it('shares the state per audience: a mirror job removes what an add job added, and re-adds what a remove job removed', async () => {
+    const job = (source: string, mode: string): string =>
+      `account_id: emu-account\nsource: { path: exports/${source} }\naudience:\n  custom_audience_id: emu-audience\n  mode: ${mode}\n  max_remove_ratio: 1\n  identifiers: { email: Email }\n`;
+    ws.write('crm.yaml', job('crm.csv', 'mirror'));
+    ws.write('extra.yaml', job('extra.csv', 'add'));
+    ws.write('optout.yaml', job('optout.csv', 'remove'));
+    ws.write('exports/crm.csv', 'Email\na@example.com\nb@example.com\n');
+    ws.write('exports/extra.csv', 'Email\nx@example.com\n');
+    ws.write('exports/optout.csv', 'Email\nb@example.com\n');
+    const run = async (file: string): Promise<Record<string, unknown>> => {
+      const r = await ws.cli(['run', file, '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      return summaries(r)[0] ?? {};
+    };
+
+    expect(await run('crm.yaml')).toMatchObject({ added: 2, removed: 0 });
+    expect(await run('extra.yaml')).toMatchObject({ added: 1, removed: 0 });
+    expect(members()).toEqual(expected({ email: ['a@example.com', 'b@example.com', 'x@example.com'] }));
+    expect(await run('optout.yaml')).toMatchObject({ added: 0, removed: 1 });
+    expect(members()).toEqual(expected({ email: ['a@example.com', 'x@example.com'] }));
+
+    // The mirror job: its export is the audience, whatever the other two jobs sent.
+    expect(await run('crm.yaml')).toMatchObject({ added: 1, removed: 1, unchanged: 1 });
+    expect(members()).toEqual(expected({ email: ['a@example.com', 'b@example.com'] }));
+  });
+});
+
 describe('audience sync (do-not-reach list)', () => {
   it('works the same way: exact membership, deltas, nothing re-sent', async () => {
     ws.write(
