@@ -8,6 +8,7 @@
  * export with no valid identifier, one that would remove more than max_remove_ratio of the
  * members, or one with more rejected rows than max_reject_ratio.
  */
+import { membershipExpiry } from './membership-expiry.js';
 import type { AudienceTarget } from '../api/resources/audiences.js';
 import { StateError } from '../errors.js';
 import type { IdentifierType } from '../hash/types.js';
@@ -28,8 +29,6 @@ const DAY_MS = 86_400_000;
  * often the plan hands over identifiers; 1,500 is ~60 KB.
  */
 const PLAN_PAGE = 1_500;
-/** Memberships expire after 13 months by default; do-not-reach batches carry the date. */
-const DO_NOT_REACH_EXPIRY_DAYS = 395;
 
 export function audienceTarget(job: AudienceJob): AudienceTarget {
   return job.kind === 'custom_audience'
@@ -142,7 +141,8 @@ export async function sendIdentifiers(
   hooks: SendHooks,
 ): Promise<AudienceUploadResult> {
   const extraParams =
-    job.kind === 'do_not_reach' ? { expires_at: new Date(Date.now() + DO_NOT_REACH_EXPIRY_DAYS * DAY_MS).toISOString().replace(/\.\d+Z$/, 'Z') } : undefined;
+    // Memberships expire after 13 months by default; do-not-reach batches carry the date.
+    job.kind === 'do_not_reach' ? { expires_at: membershipExpiry(Date.now()) } : undefined;
   let failureNoted = false;
   const result = await uploadAudienceUsers(lists, {
     client: ctx.client(),
