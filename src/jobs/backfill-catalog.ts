@@ -18,11 +18,13 @@ import { BackfillWatermark } from './backfill-watermark.js';
 import type { CatalogJob } from './job.js';
 import type { RunContext } from './run-context.js';
 import { acknowledge, markUpload, noteUploadProblems } from './run-catalog.js';
+import { feedFieldsOf } from './catalog-feed-scan.js';
 
 export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise<void> {
   const { summary, counters } = ctx;
   const { startRow, checkpoint } = await backfillStart(ctx);
   const reader = await readFeedSource(job.source);
+  const fields = feedFieldsOf(job, reader.format);
   counters.bytesTotal = reader.sizeBytes;
   counters.phase = 'uploading';
   const watermark = new BackfillWatermark(startRow);
@@ -64,7 +66,7 @@ export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise
         if (item.row <= startRow) continue;
         summary.read += 1;
         lastRowRead = Math.max(lastRowRead, item.row);
-        const result = buildProduct(item, job.catalog.fields);
+        const result = buildProduct(item, fields);
         if (!result.ok) {
           ctx.rejects.reject(result.reasons.map((r) => ({ row: item.row, line: item.line, id: result.id, field: r.field, reason: r.reason })));
           continue;

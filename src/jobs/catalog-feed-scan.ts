@@ -28,14 +28,15 @@ import type { ByteSource } from '../sources/byte-source.js';
 import { openSource, type OpenSourceOptions } from '../sources/open.js';
 import { ReadPrefix } from '../sources/read-prefix.js';
 import { readFeed } from '../sources/read-feed.js';
-import type { FeedBatch, FeedItem, OpenedSource } from '../sources/types.js';
+import { feedFieldMapping } from '../sources/csv-feed.js';
+import type { FeedBatch, FeedItem, OpenedSource, SourceFormat } from '../sources/types.js';
 import { cutXmlFeed, type CutItem } from '../sources/xml-cut-feed.js';
 import { readXmlFeedAfter } from '../sources/xml-fast-feed.js';
 import { MAX_ITEM_PROBLEMS } from '../sources/xml-item-collector.js';
 import { CutItemParser, type ParsedCutItem } from '../sources/xml-item-parser.js';
 import type { CatalogState, FingerprintMatch } from '../state/store.js';
 import { buildProduct } from '../transform/index.js';
-import type { RejectReason } from '../transform/index.js';
+import type { FieldMapping, RejectReason } from '../transform/index.js';
 import { contextKeyBytes, rawFingerprintOf } from './catalog-raw-fingerprint.js';
 import type { CatalogJob } from './job.js';
 
@@ -211,8 +212,14 @@ export async function openCatalogFeed(job: CatalogJob, options: CatalogFeedOptio
   };
 }
 
+/** The job's field mapping for a feed of `format` (CSV/TSV columns are named by feedFieldName). */
+export function feedFieldsOf(job: Pick<CatalogJob, 'catalog'>, format: SourceFormat): FieldMapping {
+  return format === 'xml' ? job.catalog.fields : feedFieldMapping(job.catalog.fields);
+}
+
 async function* fullOutcomes(opened: OpenedSource, job: CatalogJob): AsyncGenerator<ItemOutcome[]> {
-  for await (const batch of readFeed(opened)) yield outcomesOfBatch(batch, job);
+  const feedJob: CatalogJob = { ...job, catalog: { ...job.catalog, fields: feedFieldsOf(job, opened.format) } };
+  for await (const batch of readFeed(opened)) yield outcomesOfBatch(batch, feedJob);
 }
 
 interface BatchInFlight {

@@ -23,6 +23,20 @@ export function feedFieldName(header: string): string {
   return name.replace(SPACES, '_');
 }
 
+/**
+ * A job's field mapping (attribute -> source field) for a CSV/TSV feed: each source field
+ * named as feedFieldName names the columns, so `title: Product Name` finds the column headed
+ * "Product Name" (read as the field product_name) and `id: SKU` the column "SKU".
+ */
+export function feedFieldMapping<K extends string>(mapping: Readonly<Partial<Record<K, string>>>): Partial<Record<K, string>> {
+  const named: Partial<Record<K, string>> = {};
+  for (const key of Object.keys(mapping) as K[]) {
+    const source = mapping[key];
+    if (source !== undefined) named[key] = feedFieldName(source);
+  }
+  return named;
+}
+
 /** How the columns of a header become fields. */
 class FeedColumns {
   readonly names: string[];

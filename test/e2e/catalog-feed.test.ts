@@ -125,3 +125,29 @@ describe('adsync run: every feed format gives the same catalog', () => {
     expect(catalogProducts(other)).toEqual(EXPECTED);
   });
 });
+
+describe('adsync run and backfill: catalog.fields with a CSV feed', () => {
+  const csv = [
+    'SKU,Product Name,description,availability,condition,price,link,image_link,brand',
+    'SKU-1001,Trail Tent,Two-person tent.,in stock,new,129.00 USD,https://shop.example.com/p/1001,https://img.example.com/1001.jpg,Acme',
+    '',
+  ].join('\n');
+  const job = catalogJob({ source: 'feeds/products.csv' }).replace('  product_catalog_id: emu-catalog\n', '  product_catalog_id: emu-catalog\n  fields:\n    id: SKU\n    title: Product Name\n');
+
+  it('reads a mapped attribute from the column headed as the mapping names it (README: title: Product Name)', async () => {
+    const ws = await workspace();
+    ws.write('feeds/products.csv', csv);
+    ws.write('shop.yaml', job);
+    const result = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(counts(summaryOf(result))).toMatchObject({ status: 'success', read: 1, valid: 1, rejected: 0, created: 1 });
+    expect(catalogProducts(ws).map((p) => [p.id, p.title])).toEqual([['SKU-1001', 'Trail Tent']]);
+
+    const other = await workspace();
+    other.write('feeds/products.csv', csv);
+    other.write('shop.yaml', job);
+    const backfill = await other.cli(['backfill', 'shop.yaml', '--source', `${other.dir}/feeds/products.csv`, '--json']);
+    expect(backfill.code, backfill.stderr).toBe(0);
+    expect(catalogProducts(other).map((p) => [p.id, p.title])).toEqual([['SKU-1001', 'Trail Tent']]);
+  });
+});
