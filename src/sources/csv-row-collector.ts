@@ -46,6 +46,12 @@ function isBlankLine(line: Buffer): boolean {
   return true;
 }
 
+/** Every value blank: a line of spaces, or a spreadsheet's empty row (",,,,"), which holds nothing. */
+function isBlankRecord(values: readonly string[]): boolean {
+  for (const value of values) if (value !== '' && value.trim() !== '') return false;
+  return true;
+}
+
 function countLineFeeds(values: readonly string[]): number {
   let count = 0;
   for (const value of values) {
@@ -253,7 +259,7 @@ export class CsvRowCollector {
     this.lastEngineLines = engineLines;
     this.lastEmptyLines = emptyLines;
 
-    if (values.length === 1 && (values[0] ?? '').trim() === '') return; // a line of spaces
+    if (isBlankRecord(values)) return; // a line of spaces, or of delimiters only (a spreadsheet's empty row)
     if (this.header === undefined) {
       this.takeHeader(values, line);
       return;

@@ -151,3 +151,20 @@ describe('adsync run and backfill: catalog.fields with a CSV feed', () => {
     expect(catalogProducts(other).map((p) => [p.id, p.title])).toEqual([['SKU-1001', 'Trail Tent']]);
   });
 });
+
+describe('adsync run: a CSV feed saved from a spreadsheet, with empty rows (",,,,") at its end', () => {
+  it('skips them: the mirror run deletes the product that left the feed and succeeds', async () => {
+    const ws = await workspace();
+    const header = 'id,title,description,availability,condition,price,link,image_link,brand';
+    const row = (n: number): string => `P-${n},Product ${n},About ${n}.,in stock,new,10.00 USD,https://shop.example.com/p/${n},https://img.example.com/${n}.jpg,Acme`;
+    ws.write('feeds/products.csv', [header, row(1), row(2), row(3), ''].join('\r\n'));
+    ws.write('shop.yaml', catalogJob({ source: 'feeds/products.csv' }));
+    expect((await ws.cli(['run', 'shop.yaml', '--json'])).code).toBe(0);
+
+    ws.write('feeds/products.csv', [header, row(1), row(2), ',,,,,,,,', ',,,,,,,,', ''].join('\r\n'));
+    const result = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(counts(summaryOf(result))).toMatchObject({ status: 'success', read: 2, valid: 2, rejected: 0, unchanged: 2, deleted: 1 });
+    expect(catalogProducts(ws).map((p) => p.id)).toEqual(['P-1', 'P-2']);
+  });
+});

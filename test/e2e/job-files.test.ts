@@ -291,7 +291,7 @@ describe('a job file that is a symbolic link', () => {
 
 describe('adsync runs', () => {
   it('lists the runs newest first as a table (started, job, kind, status, duration, counts, run id, rejects file); --job and --limit narrow it', async () => {
-    ws.write('crm.csv', 'E-mail\na@example.com\nb@example.com\n,\nnot-an-email\n');
+    ws.write('crm.csv', 'E-mail\na@example.com\nb@example.com\nx,y\nnot-an-email\n');
     ws.write('crm.yaml', job('{ email: E-mail }').replace('audience:\n', 'max_reject_ratio: 1\naudience:\n'));
     ws.write('shop.yaml', 'account_id: emu-account\nsource: { path: feed.xml }\ncatalog: { product_catalog_id: emu-catalog }\n');
     ws.write('feed.xml', '<rss version="2.0" xmlns:g="http://base.google.com/ns/1.0"><channel></channel></rss>');

@@ -103,6 +103,15 @@ describe('readCsv edge cases', () => {
     expect(result.rows).toEqual([{ row: 1, line: 4, values: [' x@y.z ', '1'] }]);
   });
 
+  it("skips a spreadsheet's empty rows (delimiters only, or empty quoted cells) like blank lines", async () => {
+    const result = await readAllCsv(readCsv(sourceOf('id,title,price\r\n1,A,2\r\n,,\r\n"", ,""\r\n2,B,3\r\n,,\r\n,,\r\n')));
+    expect(result.rows).toEqual([
+      { row: 1, line: 2, values: ['1', 'A', '2'] },
+      { row: 2, line: 5, values: ['2', 'B', '3'] },
+    ]);
+    expect(result.rejects).toEqual([]);
+  });
+
   it('keeps a quote inside an unquoted value', async () => {
     const result = await readAllCsv(readCsv(sourceOf('name,size\n12" pizza,large\n')));
     expect(result.rows).toEqual([{ row: 1, line: 2, values: ['12" pizza', 'large'] }]);
