@@ -10,13 +10,14 @@
  * or one with more rejected items than max_reject_ratio. An empty or lost state is rebuilt
  * from the service (GET products) before anything is deleted.
  */
-import { createProductSet, getProductSet, listAllProducts } from '../api/resources/catalogs.js';
+import { createProductSet, getProductSet, listAllProducts, type ProductSet } from '../api/resources/catalogs.js';
 import { NotFoundError } from '../api/errors.js';
 import type { CatalogScan, CatalogState, CommittedProduct, ProductToSend, ScannedOccurrence, ServiceProduct } from '../state/store.js';
 import { openCatalogFeed } from './catalog-feed-scan.js';
 import { catalogItemReader } from './catalog-workers.js';
 import { emptyCatalogResult, removeProducts, upsertProducts, type CatalogUploadResult, type ProductOutcome } from '../uploaders/catalog-uploader.js';
 import type { CatalogJob } from './job.js';
+import { productSetDifference } from './product-set-difference.js';
 import type { RunContext } from './run-context.js';
 
 /**
@@ -335,11 +336,20 @@ async function ensureProductSets(ctx: RunContext, job: CatalogJob, dryRun: boole
   for (const spec of job.catalog.productSets) {
     const known = await catalog.productSetId(spec.name);
     if (known !== undefined) {
+      let existing: ProductSet | undefined;
       try {
-        await getProductSet(ctx.client(), job.catalog.catalogId, known);
-        continue;
+        existing = await getProductSet(ctx.client(), job.catalog.catalogId, known);
       } catch (error) {
         if (!(error instanceof NotFoundError)) throw error;
+      }
+      if (existing !== undefined) {
+        const difference = await productSetDifference(existing, spec, catalog);
+        if (difference !== '') {
+          ctx.note(
+            `product set "${spec.name}" (id ${existing.id}) ${difference}; product sets cannot be changed: delete it in Ads Manager and the next run creates it as the job defines it`,
+          );
+        }
+        continue;
       }
     }
     if (dryRun) {

@@ -120,6 +120,34 @@ describe('adsync run (catalog): product sets', () => {
     expect(summaryOf(result)).toMatchObject({ status: 'failed', created: 5, error: 'product set "Ghosts" was not created: none of its products are in the catalog' });
     expect(ws.emulator.store.productSets.size).toBe(0);
   });
+
+  it('says so in a note when a set in the service no longer is what the job defines (products re-created, definition edited)', async () => {
+    const ws = await workspace();
+    expect((await ws.cli(['run', 'shop.yaml', '--json'])).code).toBe(0);
+    const ids = Object.fromEntries([...ws.emulator.store.productSets.values()].map((s) => [s.name, s.id]));
+    const advice = 'product sets cannot be changed: delete it in Ads Manager and the next run creates it as the job defines it';
+
+    // P-01 leaves the feed (deleted), then comes back: the service gives it a new product_key,
+    // which the MANUAL set "Featured" does not hold.
+    const items = [feedItem('P-01'), feedItem('P-02', { price: '5.00 USD' }), feedItem('P-03'), feedItem('P-04', { product_type: 'Outdoor > Camping > Tents', custom_label_0: 'summer' }), feedItem('P-05', { product_type: 'Outdoor > Camping' })];
+    ws.write('feed.xml', rssFeed(items.slice(1)));
+    const gone = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(counts(summaryOf(gone))).toMatchObject({ status: 'success', deleted: 1 });
+    ws.write('feed.xml', rssFeed(items));
+    const back = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(back.code, back.stderr).toBe(0);
+    expect(summaryOf(back).notes).toEqual([`product set "Featured" (id ${ids.Featured}) lacks 1 of the job's products that are in the catalog (P-01); ${advice}`]);
+
+    // The job's definitions are edited: the sets in the service stay as they were, and the run says so.
+    ws.write('shop.yaml', catalogJob({ source: 'feed.xml', productSets: PRODUCT_SETS.replace('[P-01, P-03, NOT-IN-FEED]', '[P-01, P-02]').replace('value: 6 }', 'value: 8 }') }));
+    const edited = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(edited.code, edited.stderr).toBe(0);
+    expect(summaryOf(edited).notes).toEqual([
+      `product set "Featured" (id ${ids.Featured}) lacks 2 of the job's products that are in the catalog (P-01, P-02) and holds 1 product the job does not list (P-03); ${advice}`,
+      `product set "Cheap" (id ${ids.Cheap}) has other filters in the service than in the job; ${advice}`,
+    ]);
+    expect(ws.emulator.store.productSets.size).toBe(3);
+  });
 });
 
 describe('adsync demo (npm start): the catalog job', () => {
