@@ -205,6 +205,13 @@ function resolveJob(f: JobFile, file: string, display: string, settings: Setting
     const names = productSets.map((s) => s.name);
     const dup = names.find((n, i) => names.indexOf(n) !== i);
     if (dup !== undefined) problems.push(`catalog.product_sets: the name "${dup}" is used twice`);
+    for (const set of productSets) {
+      if (set.type !== 'FILTERED') continue;
+      set.filters.forEach((filter, i) => {
+        const problem = productSetFilterProblem(filter);
+        if (problem !== undefined) problems.push(`catalog.product_sets "${set.name}" filters[${i}]: ${problem}`);
+      });
+    }
     job = {
       ...base,
       kind: 'catalog',
@@ -216,6 +223,19 @@ function resolveJob(f: JobFile, file: string, display: string, settings: Setting
   }
   if (overrideProblem !== undefined) throw overrideProblem;
   return job;
+}
+
+const NUMERIC_FILTER_ATTRIBUTES: readonly string[] = ['price', 'sale_price', 'inventory'];
+
+/** What the service would refuse in a FILTERED product set's filter (it would fail every run), if anything. */
+function productSetFilterProblem(filter: { attribute: string; operator: string; value: string }): string | undefined {
+  if (filter.value.trim() === '') return 'value must not be empty';
+  if (filter.operator !== 'GREATER_THAN' && filter.operator !== 'LESS_THAN') return undefined;
+  if (!NUMERIC_FILTER_ATTRIBUTES.includes(filter.attribute)) {
+    return `${filter.operator} compares numbers: it applies to ${NUMERIC_FILTER_ATTRIBUTES.join(', ')} only, not ${filter.attribute}`;
+  }
+  if (!Number.isFinite(Number(filter.value))) return `${filter.operator} needs a number (e.g. 20), not ${JSON.stringify(filter.value)}`;
+  return undefined;
 }
 
 /**

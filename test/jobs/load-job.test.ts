@@ -66,6 +66,18 @@ describe('job files', () => {
     });
   });
 
+  it('refuses product set filters the service would refuse (every run would fail), naming the set', () => {
+    const yaml = (filters: string): string =>
+      `account_id: a\nsource: { path: feed.csv }\ncatalog:\n  product_catalog_id: c\n  product_sets:\n    - { name: Sale, filters: [${filters}] }\n`;
+    expect(problem('sets-a.yaml', yaml('{ attribute: product_type, operator: GREATER_THAN, value: 5 }'))).toBe(
+      'sets-a.yaml is not valid:\n  catalog.product_sets "Sale" filters[0]: GREATER_THAN compares numbers: it applies to price, sale_price, inventory only, not product_type',
+    );
+    expect(problem('sets-b.yaml', yaml('{ attribute: price, operator: LESS_THAN, value: 20 }, { attribute: price, operator: LESS_THAN, value: "20 USD" }, { attribute: custom_label_0, operator: EQUAL_TO, value: "" }'))).toBe(
+      'sets-b.yaml is not valid:\n  catalog.product_sets "Sale" filters[1]: LESS_THAN needs a number (e.g. 20), not "20 USD"\n  catalog.product_sets "Sale" filters[2]: value must not be empty',
+    );
+    expect(load('sets-c.yaml', yaml('{ attribute: inventory, operator: GREATER_THAN, value: "0" }, { attribute: product_type, operator: CONTAINS, value: Tents }')).kind).toBe('catalog');
+  });
+
   it('names an unknown key and suggests the right one', () => {
     expect(problem('typo.yaml', `account_id: a\nsource: { path: x.csv }\n${audience.replace('identifiers', 'identifers')}`)).toBe(
       'typo.yaml is not valid:\n  audience.identifiers: is required (object)\n  audience.identifers: unknown key (did you mean "identifiers"?)',
