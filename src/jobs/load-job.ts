@@ -195,7 +195,9 @@ function resolveJob(f: JobFile, file: string, display: string, settings: Setting
     }
   } else if (f.catalog) {
     const c = f.catalog;
-    const fields = c.fields ?? {};
+    // A feed's fields are named without a namespace prefix (<g:sku> is the field sku; CSV drops
+    // a g: too): a mapping may name the element as it is written in the feed.
+    const fields = Object.fromEntries(Object.entries(c.fields ?? {}).map(([key, source]) => [key, source.startsWith('g:') ? source.slice(2).trim() : source]));
     for (const e of validateFieldMapping(fields)) problems.push(`catalog.fields${e.key ? `.${e.key}` : ''}: ${e.message}`);
     const productSets: ProductSetSpec[] = (c.product_sets ?? []).map((s) =>
       'product_ids' in s

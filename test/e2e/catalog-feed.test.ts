@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWorkspace, type Workspace } from '../helpers/e2e.js';
-import { catalogJob, catalogProducts, counts, fixture, fixtureBytes, productRequests, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
+import { catalogJob, catalogProducts, counts, feedItem, fixture, fixtureBytes, productRequests, rssFeed, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
 
 const EXPECTED = JSON.parse(fixture('merchant.expected.json')) as Record<string, unknown>[];
 
@@ -149,6 +149,19 @@ describe('adsync run and backfill: catalog.fields with a CSV feed', () => {
     const backfill = await other.cli(['backfill', 'shop.yaml', '--source', `${other.dir}/feeds/products.csv`, '--json']);
     expect(backfill.code, backfill.stderr).toBe(0);
     expect(catalogProducts(other).map((p) => [p.id, p.title])).toEqual([['SKU-1001', 'Trail Tent']]);
+  });
+});
+
+describe('adsync run: catalog.fields naming a Google element as the feed writes it', () => {
+  it('id: g:sku reads <g:sku> (like id: sku)', async () => {
+    const ws = await workspace();
+    const { id: _id, ...rest } = feedItem('SKU-1');
+    ws.write('feed.xml', rssFeed([{ sku: 'SKU-1', ...rest }]));
+    ws.write('shop.yaml', catalogJob({ source: 'feed.xml' }).replace('  product_catalog_id: emu-catalog\n', '  product_catalog_id: emu-catalog\n  fields:\n    id: g:sku\n'));
+    const result = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(counts(summaryOf(result))).toMatchObject({ status: 'success', read: 1, valid: 1, created: 1 });
+    expect(catalogProducts(ws).map((p) => p.id)).toEqual(['SKU-1']);
   });
 });
 
