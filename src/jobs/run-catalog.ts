@@ -10,13 +10,13 @@
  * or one with more rejected items than max_reject_ratio. An empty or lost state is rebuilt
  * from the service (GET products) before anything is deleted.
  */
-import { createProductSet, getProductSet, listAllProducts, type ProductSet } from '../api/resources/catalogs.js';
-import { NotFoundError } from '../api/errors.js';
+import { createProductSet, getProductSet, listAllProducts, type ProductSet, type ProductSetInput } from '../api/resources/catalogs.js';
+import { ApiValidationError, NotFoundError } from '../api/errors.js';
 import type { CatalogScan, CatalogState, CommittedProduct, ProductToSend, ScannedOccurrence, ServiceProduct } from '../state/store.js';
 import { openCatalogFeed } from './catalog-feed-scan.js';
 import { catalogItemReader } from './catalog-workers.js';
 import { emptyCatalogResult, removeProducts, upsertProducts, type CatalogUploadResult, type ProductOutcome } from '../uploaders/catalog-uploader.js';
-import type { CatalogJob } from './job.js';
+import type { CatalogJob, ProductSetSpec } from './job.js';
 import { productSetDifference } from './product-set-difference.js';
 import type { RunContext } from './run-context.js';
 
@@ -356,28 +356,35 @@ async function ensureProductSets(ctx: RunContext, job: CatalogJob, dryRun: boole
       ctx.note(`product set "${spec.name}" (${spec.type}) would be created`);
       continue;
     }
+    const input = await productSetInput(ctx, catalog, spec);
+    if (input === undefined) continue;
     let created;
-    if (spec.type === 'MANUAL') {
-      const keys = await catalog.productKeys(spec.productIds);
-      const missing = spec.productIds.filter((id) => !keys.has(id));
-      if (missing.length > 0) {
-        const are = missing.length === 1 ? 'is' : 'are';
-        ctx.note(`product set "${spec.name}": ${missing.length} of its product ids ${are} not in the catalog (${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''})`);
-      }
-      if (keys.size === 0) {
-        ctx.fail(`product set "${spec.name}" was not created: none of its products are in the catalog`);
-        continue;
-      }
-      created = await createProductSet(ctx.client(), job.catalog.catalogId, {
-        name: spec.name,
-        description: spec.description,
-        type: 'MANUAL',
-        product_keys: [...keys.values()],
-      });
-    } else {
-      created = await createProductSet(ctx.client(), job.catalog.catalogId, { name: spec.name, description: spec.description, type: 'FILTERED', filters: spec.filters });
+    try {
+      created = await createProductSet(ctx.client(), job.catalog.catalogId, input);
+    } catch (error) {
+      if (!(error instanceof ApiValidationError)) throw error;
+      // One set refused: the others are still created, and the run fails naming it.
+      const hint = spec.type === 'MANUAL' ? ' (products deleted in Ads Manager while still in the feed: run once with --full to send them again)' : '';
+      ctx.fail(`product set "${spec.name}" was not created: ${error.message}${hint}`);
+      continue;
     }
     await catalog.saveProductSet(spec.name, created.id);
     ctx.logger.info({ productSet: spec.name, id: created.id }, 'product set created');
   }
+}
+
+/** The body that creates a set of the job; undefined (and the run failed) for a MANUAL set none of whose products is in the catalog. */
+async function productSetInput(ctx: RunContext, catalog: CatalogState, spec: ProductSetSpec): Promise<ProductSetInput | undefined> {
+  if (spec.type === 'FILTERED') return { name: spec.name, description: spec.description, type: 'FILTERED', filters: spec.filters };
+  const keys = await catalog.productKeys(spec.productIds);
+  const missing = spec.productIds.filter((id) => !keys.has(id));
+  if (missing.length > 0) {
+    const are = missing.length === 1 ? 'is' : 'are';
+    ctx.note(`product set "${spec.name}": ${missing.length} of its product ids ${are} not in the catalog (${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''})`);
+  }
+  if (keys.size === 0) {
+    ctx.fail(`product set "${spec.name}" was not created: none of its products are in the catalog`);
+    return undefined;
+  }
+  return { name: spec.name, description: spec.description, type: 'MANUAL', product_keys: [...keys.values()] };
 }

@@ -148,6 +148,30 @@ describe('adsync run (catalog): product sets', () => {
     ]);
     expect(ws.emulator.store.productSets.size).toBe(3);
   });
+
+  it('a set the service refuses fails the run naming it, and the sets after it are still created', async () => {
+    const ws = await workspace();
+    ws.write('shop.yaml', catalogJob({ source: 'feed.xml' }));
+    expect((await ws.cli(['run', 'shop.yaml', '--json'])).code).toBe(0);
+    // P-01 and P-03 are deleted in Ads Manager while still in the feed: the state keeps their old keys.
+    const catalog = ws.emulator.store.catalogs.get(CATALOG);
+    for (const id of ['P-01', 'P-03']) {
+      const product = catalog?.getById(id);
+      if (product !== undefined) catalog?.remove(product);
+    }
+    ws.write('shop.yaml', catalogJob({ source: 'feed.xml', productSets: PRODUCT_SETS }));
+    const result = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(result.code).toBe(1);
+    const summary = summaryOf(result);
+    expect(String(summary.error)).toMatch(
+      /^product set "Featured" was not created: POST \/12\/product_catalogs\/emu-catalog\/product_sets answered HTTP 400: INVALID_PARAMETER product key \S+ was not found in catalog emu-catalog \(parameter product_keys\) \(products deleted in Ads Manager while still in the feed: run once with --full to send them again\)$/,
+    );
+    expect(Object.keys(await productSets(ws)).sort()).toEqual(['Camping', 'Cheap']);
+
+    const full = await ws.cli(['run', 'shop.yaml', '--json', '--full']);
+    expect(full.code, full.stderr).toBe(0);
+    expect(Object.keys(await productSets(ws)).sort()).toEqual(['Camping', 'Cheap', 'Featured']);
+  });
 });
 
 describe('adsync demo (npm start): the catalog job', () => {
