@@ -6,7 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -23,6 +23,40 @@ afterEach(async () => {
 });
 
 const JOB = 'name: crm\naccount_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n';
+
+describe('the state database is the owner\'s alone', () => {
+  it('a new state file is made mode 0600 in a folder made 0700, and its -wal and -shm files follow (it holds hashed members)', async () => {
+    ws.write('crm.csv', 'Email\na@example.com\n');
+    ws.write('crm.yaml', JOB);
+    expect(existsSync(dirname(ws.statePath))).toBe(false);
+    const r = await ws.cli(['run', 'crm.yaml']);
+    expect(r.code, r.stderr).toBe(0);
+    const mode = (path: string): number => statSync(path).mode & 0o777;
+    expect(mode(ws.statePath)).toBe(0o600);
+    expect(mode(dirname(ws.statePath))).toBe(0o700);
+    // A reader (a later run, a sqlite3 shell) makes the -wal and -shm files again: SQLite gives
+    // them the database's mode.
+    const db = new Database(ws.statePath);
+    try {
+      expect(db.prepare('SELECT COUNT(*) AS n FROM audience_members').get()).toEqual({ n: 1 });
+      expect(mode(`${ws.statePath}-wal`)).toBe(0o600);
+      expect(mode(`${ws.statePath}-shm`)).toBe(0o600);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('an existing state file keeps its mode', async () => {
+    ws.write('crm.csv', 'Email\na@example.com\n');
+    ws.write('crm.yaml', JOB);
+    mkdirSync(dirname(ws.statePath), { recursive: true });
+    new Database(ws.statePath).close();
+    chmodSync(ws.statePath, 0o640);
+    const r = await ws.cli(['run', 'crm.yaml']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(statSync(ws.statePath).mode & 0o777).toBe(0o640);
+  });
+});
 
 describe('a state database adsync cannot use', () => {
   it('not a database: exit 1, the file named, and what to do', async () => {

@@ -5,7 +5,7 @@
  * forward migrations.
  */
 import Database from 'better-sqlite3';
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StateError } from '../../errors.js';
 import { MIGRATIONS } from './schema.js';
@@ -83,11 +83,25 @@ export function writeState<T>(db: Db, write: () => T): Promise<T> {
   }
 }
 
-export function openDatabase(path: string): Db {
-  if (path !== ':memory:') {
-    mkdirSync(dirname(path), { recursive: true });
-    requireWritable(path);
+/**
+ * The state holds hashed personal data (audience members) and run history: a new file is made
+ * mode 0600 before SQLite opens it (SQLite would make it 0644 under the usual umask), and its
+ * -wal and -shm files, which SQLite makes with the database's mode, follow. The folders made
+ * for it are 0700. An existing file keeps its mode.
+ */
+function createPrivate(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  requireWritable(path);
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'EEXIST') return;
+    throw new StateError(`cannot open the state database ${path}: ${(error as Error).message}`, { cause: error, hint: openFailureHint(undefined) });
   }
+}
+
+export function openDatabase(path: string): Db {
+  if (path !== ':memory:') createPrivate(path);
   let db: Db | undefined;
   try {
     db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
