@@ -108,7 +108,12 @@ export class SpoolFile {
     if (this.pathToRemove !== undefined) rmSync(this.pathToRemove, { force: true });
   }
 
-  private flush(): void {
+  /**
+   * Writes what is buffered. Called once a plan is written: a full disk must fail the run then,
+   * before anything is sent, not when the plan's last megabyte is read back in the middle of
+   * the upload.
+   */
+  flush(): void {
     if (this.used === 0) return;
     this.writeAll(this.buffer, this.used);
     this.used = 0;

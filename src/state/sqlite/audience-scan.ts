@@ -188,6 +188,8 @@ export class SqliteAudienceScan implements AudienceScan {
 
     const addRange = adds.finish();
     const removeRange = removes.finish();
+    this.spool.flush();
+    this.removalSpool.flush();
     const unchanged = mode === 'remove' ? distinct - removeRange.count : distinct - addRange.count;
     return {
       key,

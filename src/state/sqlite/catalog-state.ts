@@ -344,6 +344,9 @@ class SqliteCatalogScan implements CatalogScan {
   }
 
   counts(options: { mirror: boolean; full: boolean }): Promise<CatalogPlanCounts> {
+    // The feed is read: its last payloads go to disk now (a full disk fails the run here, not
+    // in the middle of the upload).
+    this.payloads.flush();
     const known = (this.db.prepare(`SELECT COUNT(*) AS n FROM ${this.known} WHERE catalog = ?`).get(this.catalog) as { n: number }).n;
     // Items skipped as unchanged (same = 1) are products of the saved state by construction:
     // counted without looking them up, unless the plan is against a copy of the service's list.
