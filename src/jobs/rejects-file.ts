@@ -6,6 +6,7 @@
  */
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { StateError } from '../errors.js';
 import { scrubSecrets } from '../logging/secrets.js';
 
 export interface RejectEntry {
@@ -83,16 +84,29 @@ export class RejectsFile {
     this.opened = false;
   }
 
+  /**
+   * Writes the pending lines. A folder that cannot be made or written, or a full disk, is the
+   * operator's to fix: a StateError that names the file, thrown once (the lines that could not
+   * be written are dropped, so closing the file in the run's `finally` does not throw again).
+   */
   flush(): void {
     if (this.pending.length === 0) return;
-    if (this.fd === undefined) {
-      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-      this.fd = openSync(this.path, 'w', 0o600);
-      this.opened = true;
-    }
-    writeSync(this.fd, this.pending.join(''));
+    const text = this.pending.join('');
     this.pending = [];
     this.pendingLength = 0;
+    try {
+      if (this.fd === undefined) {
+        mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+        this.fd = openSync(this.path, 'w', 0o600);
+        this.opened = true;
+      }
+      writeSync(this.fd, text);
+    } catch (error) {
+      throw new StateError(`cannot write the rejects file ${this.path}: ${(error as Error).message}`, {
+        cause: error,
+        hint: 'rejects_dir (settings file) must be a folder the user running adsync can write, on a disk with room',
+      });
+    }
   }
 
   close(): void {

@@ -126,7 +126,12 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     if (fatal.code === 'INTERNAL_ERROR') logger.error({ err: error }, 'run failed with an internal error');
   } finally {
     progress.stop();
-    rejects.close();
+    try {
+      rejects.close();
+    } catch (error) {
+      // The run's own failure, if any, comes first; this one still fails the run.
+      fatal ??= toAdsyncError(error);
+    }
     if (heartbeat) clearInterval(heartbeat);
   }
 

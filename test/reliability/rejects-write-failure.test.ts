@@ -1,0 +1,56 @@
+/**
+ * A rejects file that cannot be written (rejects_dir under a file, not writable, or on a full
+ * disk) fails the run with one clear line, exit 1 and its JSON summary, the run recorded as
+ * failed and its lock released. It was "internal error ... this is a bug in adsync", with no
+ * summary, the run left `running` in the history, from the `finally` that closed the file.
+ */
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createWorkspace, type Workspace } from '../helpers/e2e.js';
+import { audienceOf, crmExport, emulatorAudience, expectNoStackTrace, range, summaryOf } from './support.js';
+
+let ws: Workspace;
+beforeEach(async () => {
+  ws = await createWorkspace();
+});
+afterEach(async () => {
+  await ws.close();
+});
+
+const JOB = 'name: crm\naccount_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email, partner_user_id: Id }\nmax_reject_ratio: 1\n';
+
+function history(): { status: string; error: string | null }[] {
+  const db = new Database(ws.statePath, { readonly: true });
+  try {
+    expect(db.prepare('SELECT COUNT(*) AS n FROM locks').get()).toEqual({ n: 0 });
+    return db.prepare('SELECT status, error FROM runs').all() as { status: string; error: string | null }[];
+  } finally {
+    db.close();
+  }
+}
+
+describe('a rejects file that cannot be written', () => {
+  it.each([
+    // Flushed when the file is closed, after the upload: the members are sent.
+    ['a few rejects', 1, audienceOf(range(1, 5))],
+    // Flushed while the export is read (64 KB of lines): the run stops before sending.
+    ['many rejects', 3000, { email: [], partner_user_id: [] }],
+  ])('%s: exit 1 with the file named and what to do, a JSON summary, the run failed and unlocked', { timeout: 60_000 }, async (_, bad, sent) => {
+    ws.write('not-a-folder', 'a file\n');
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml').replace('rejects_dir: rejects', 'rejects_dir: not-a-folder/rejects')}`);
+    const badRows = Array.from({ length: bad }, (_, i) => `,not-an-email-${i}`);
+    ws.write('crm.csv', `${crmExport(range(1, 5)).trimEnd()}\n${badRows.join('\n')}\n`);
+    ws.write('crm.yaml', JOB);
+
+    const r = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(r.code, r.stderr).toBe(1);
+    expectNoStackTrace(r);
+    expect(r.stderr).not.toContain('internal error');
+    const summary = summaryOf(r);
+    const message = `cannot write the rejects file ${ws.dir}/not-a-folder/rejects/crm/${String(summary.run_id)}.csv: ENOTDIR: not a directory, mkdir '${ws.dir}/not-a-folder/rejects/crm' (rejects_dir (settings file) must be a folder the user running adsync can write, on a disk with room)`;
+    expect(r.stderr).toContain(`adsync: job crm failed: ${message}`);
+    expect(summary).toMatchObject({ status: 'failed', exit_code: 1, rejects_file: null, error: message });
+    expect(history()).toEqual([{ status: 'failed', error: message }]);
+    expect(emulatorAudience(ws)).toEqual(sent);
+  });
+});
