@@ -169,6 +169,8 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   if (ctx.notes.length > 0) summary.notes = ctx.notes.map(scrubSecrets);
   summary.duration_ms = Date.now() - started;
 
+  // A state database that cannot record the end of the run (a full disk, a lock held by another
+  // tool) fails the run, which still has its summary (--json, the scheduler's log) and alert.
   try {
     await env.store.runs.finish(runId, {
       status: summary.status,
@@ -177,8 +179,17 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
       error: summary.error,
       rejectsFile: summary.rejects_file ?? undefined,
     });
-  } finally {
-    if (takesLock) await env.store.locks.release(job.name, env.owner);
+  } catch (error) {
+    const failure = toAdsyncError(error);
+    const why = `the run could not be recorded in the run history: ${failure.message}${failure.hint ? ` (${failure.hint})` : ''}`;
+    summary.status = 'failed';
+    summary.error = scrubSecrets(summary.error ? `${summary.error}; ${why}` : why);
+    summary.exit_code = Math.max(summary.exit_code, failure.exitCode);
+  }
+  if (takesLock) {
+    await env.store.locks.release(job.name, env.owner).catch((error: unknown) => {
+      logger.warn({ error: toAdsyncError(error).message }, 'the job lock could not be released: the next run of the job on this host takes it over, one elsewhere after lock.ttl_seconds');
+    });
   }
   logger.info({ status: summary.status, durationMs: summary.duration_ms }, 'run finished');
 

@@ -7,7 +7,7 @@
  */
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { collect, createWorkspace, type Workspace } from '../helpers/e2e.js';
+import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
 import { audienceOf, committedAudience, crmExport, emulatorAudience, expectAudienceStateBehindService, expectNoStackTrace, range, waitFor } from './support.js';
 
 let ws: Workspace;
@@ -56,5 +56,38 @@ describe('a commit the state database refuses', () => {
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(emulatorAudience(ws)).toEqual(audienceOf(range(1, 40)));
     expect(committedAudience(ws.statePath)).toEqual(audienceOf(range(1, 40)));
+  });
+});
+
+describe('a state database that cannot record the end of a run', () => {
+  it('the run still prints its summary, failed with why (exit 1), and the next job runs; the lock is taken over by the next run', { timeout: 60_000 }, async () => {
+    ws.write('crm.yaml', 'name: crm\naccount_id: emu-account\nsource: { path: exports/crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email, partner_user_id: Id }\n');
+    ws.write('other.yaml', 'name: other\naccount_id: emu-account\nsource: { path: exports/crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email, partner_user_id: Id }\n');
+    ws.write('exports/crm.csv', crmExport(range(1, 3)));
+    expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
+    ws.write('exports/crm.csv', crmExport(range(1, 6)));
+    // The end of the run (its history row, its lock) cannot be written: as on a full disk.
+    const db = new Database(ws.statePath);
+    db.exec(`CREATE TRIGGER full_history BEFORE UPDATE ON runs WHEN NEW.job = 'crm' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;
+             CREATE TRIGGER full_locks BEFORE DELETE ON locks WHEN OLD.job = 'crm' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;`);
+    db.close();
+
+    const r = await ws.cli(['run', 'crm.yaml', 'other.yaml', '--json']);
+    expect(r.code, r.stderr).toBe(1);
+    expectNoStackTrace(r);
+    expect(r.stderr).not.toContain('internal error');
+    const [crm, other] = summaries(r);
+    const why = `the run could not be recorded in the run history: cannot write to the state database ${ws.statePath}: database or disk is full`;
+    expect(crm).toMatchObject({ job: 'crm', status: 'failed', exit_code: 1, added: 6, error: expect.stringMatching(new RegExp(`^${why.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\(`)) as string });
+    expect(r.stderr).toContain('the job lock could not be released: the next run of the job on this host takes it over');
+    expect(other).toMatchObject({ job: 'other', status: 'success', exit_code: 0 });
+    expect(emulatorAudience(ws)).toEqual(audienceOf(range(1, 6)));
+
+    const fixed = new Database(ws.statePath);
+    fixed.exec('DROP TRIGGER full_history; DROP TRIGGER full_locks;');
+    fixed.close();
+    const rerun = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(summaries(rerun)[0]).toMatchObject({ status: 'success', added: 0 });
   });
 });
