@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StateError } from '../../src/errors.js';
 import { openStateStore, type StateStore } from '../../src/state/index.js';
+import { openDatabase, writeState } from '../../src/state/sqlite/database.js';
 import { MIGRATIONS } from '../../src/state/sqlite/schema.js';
 
 let store: StateStore | undefined;
@@ -172,5 +173,24 @@ describe('opening a new database from several processes at once', () => {
     expect(await Promise.all(runs)).toEqual([0, 0, 0, 0, 0, 0]);
     store = openStateStore(path);
     expect(await store.integrityCheck()).toBe('ok');
+  });
+});
+
+describe('a state database on a full disk', () => {
+  it('a write refused for want of room says so and what to do, not "check its permissions"', async () => {
+    const path = join(dir(), 's.sqlite');
+    const db = openDatabase(path);
+    try {
+      // The file may not grow: SQLite answers SQLITE_FULL, as on a full disk.
+      const pages = db.pragma('page_count', { simple: true }) as number;
+      db.pragma(`max_page_count = ${pages}`);
+      const insert = db.prepare('INSERT INTO runs (run_id, job, kind, command, status, dry_run, started_at, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+      const failure = await writeState(db, () => insert.run('r1', 'job', 'catalog', 'run', 'running', 0, 0, 'x'.repeat(100_000))).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(StateError);
+      expect((failure as StateError).message).toBe(`cannot write to the state database ${path}: database or disk is full`);
+      expect((failure as StateError).hint).toBe('the disk holding it (or its -wal file) is full: make room there, or move it to a disk with room, then run again');
+    } finally {
+      db.close();
+    }
   });
 });

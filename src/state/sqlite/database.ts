@@ -63,6 +63,7 @@ function requireWritable(path: string): void {
 /** What to do about a database that cannot be opened or written, by SQLite's error code. */
 function openFailureHint(code: unknown): string {
   if (code === 'SQLITE_BUSY') return `another process kept it locked for more than ${BUSY_TIMEOUT_MS / 1000} s: see which adsync is running (adsync runs), then try again`;
+  if (code === 'SQLITE_FULL') return 'the disk holding it (or its -wal file) is full: make room there, or move it to a disk with room, then run again';
   if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
     return 'the file is not an adsync state database, or it is damaged: move it aside (keep it to look at) and run again; audience members are then sent again in full and a catalog state is rebuilt from the service (README: Troubleshooting)';
   }
