@@ -130,11 +130,18 @@ export class SpoolFile {
     this.written += length;
   }
 
-  /** A full or unwritable temporary folder is the operator's to fix, not a bug: say where and what to do. */
   private failure(what: string, error: unknown): StateError {
-    return new StateError(`${what} in ${this.dir}: ${(error as Error).message}`, {
-      cause: error,
-      hint: 'adsync keeps large temporary files there (an audience run ~80 bytes per identifier); set TMPDIR to a writable folder with room',
-    });
+    return temporaryFolderFailure(what, this.dir, error);
   }
+}
+
+/**
+ * A full or unwritable temporary folder is the operator's to fix, not a bug: say where and what
+ * to do. Also for SQLite's temporary tables (a catalog scan's), which it keeps there too.
+ */
+export function temporaryFolderFailure(what: string, dir: string, error: unknown): StateError {
+  return new StateError(`${what} in ${dir}: ${(error as Error).message}`, {
+    cause: error,
+    hint: 'adsync keeps large temporary files there (an audience run ~80 bytes per identifier, a catalog run ~1 KB per product); set TMPDIR to a writable folder with room',
+  });
 }

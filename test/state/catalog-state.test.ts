@@ -2,7 +2,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { StateError } from '../../src/errors.js';
 import { openStateStore, type StateStore } from '../../src/state/index.js';
+import { SqliteCatalogState } from '../../src/state/sqlite/catalog-state.js';
+import { openDatabase } from '../../src/state/sqlite/database.js';
 
 let store: StateStore | undefined;
 function open(): StateStore {
@@ -192,5 +195,29 @@ describe('raw fingerprints of catalog items', () => {
     await expect(cat.reconcile(failing())).rejects.toThrow('network');
     expect(await cat.productCount()).toBe(1);
     expect(await cat.uploadInterrupted()).toBe(true);
+  });
+});
+
+describe('a full temporary folder', () => {
+  it("the scan's temporary table that cannot grow fails with where and what to do (TMPDIR), not as an internal error", async () => {
+    const db = openDatabase(join(mkdtempSync(join(tmpdir(), 'adsync-state-')), 'state.sqlite'));
+    try {
+      const scan = await new SqliteCatalogState(db, 'c1').scan();
+      // SQLite keeps temporary tables in TMPDIR; a limit on their pages is a full folder to it (SQLITE_FULL).
+      db.pragma('temp.max_page_count = 16');
+      const products = Array.from({ length: 5000 }, (_, i) => p(`product-${i}`, i + 1, `hash-${i}`));
+      let failure: unknown;
+      try {
+        await scan.add(products);
+      } catch (error) {
+        failure = error;
+      }
+      expect(failure).toBeInstanceOf(StateError);
+      expect((failure as StateError).message).toBe(`cannot write a temporary table in ${process.env.SQLITE_TMPDIR ?? tmpdir()}: database or disk is full`);
+      expect((failure as StateError).hint).toContain('set TMPDIR to a writable folder with room');
+      await scan.close();
+    } finally {
+      db.close();
+    }
   });
 });

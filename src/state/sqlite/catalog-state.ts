@@ -4,6 +4,7 @@
  * (last occurrence of an id wins), read back page by page with keyset pagination.
  */
 import type { Statement } from 'better-sqlite3';
+import { tmpdir } from 'node:os';
 import { InternalError } from '../../errors.js';
 import type {
   CatalogPlanCounts,
@@ -17,7 +18,7 @@ import type {
   ServiceProduct,
 } from '../store.js';
 import type { Db } from './database.js';
-import { SpoolFile } from '../spool-file.js';
+import { SpoolFile, temporaryFolderFailure } from '../spool-file.js';
 
 /** Fingerprints looked up per statement. */
 const LOOKUP_BATCH = 64;
@@ -45,15 +46,30 @@ function tempTableName(kind: string): string {
  * page, then gives its name to `use`; the table is dropped afterwards, also when listing fails
  * half way (which leaves everything else as it was).
  */
+/**
+ * Writes a temporary table. SQLite keeps them in the system's temporary folder (temp_store =
+ * FILE): a full one fails the run with where and what to do, not as an internal error.
+ */
+function inTemporaryTable(write: () => void): void {
+  try {
+    write();
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'SQLITE_FULL') throw error;
+    throw temporaryFolderFailure('cannot write a temporary table', process.env.SQLITE_TMPDIR ?? tmpdir(), error);
+  }
+}
+
 async function withServiceList<T>(db: Db, kind: string, products: AsyncIterable<readonly ServiceProduct[]>, use: (table: string) => T): Promise<T> {
   const table = `temp.${tempTableName(kind)}`;
   db.exec(`CREATE TABLE ${table} (id TEXT PRIMARY KEY, product_key TEXT NOT NULL)`);
   try {
     const insert = db.prepare(`INSERT OR REPLACE INTO ${table} (id, product_key) VALUES (?, ?)`);
     for await (const page of products) {
-      db.transaction(() => {
-        for (const p of page) insert.run(p.id, p.productKey);
-      })();
+      inTemporaryTable(
+        db.transaction(() => {
+          for (const p of page) insert.run(p.id, p.productKey);
+        }),
+      );
     }
     return use(table);
   } finally {
@@ -278,7 +294,7 @@ class SqliteCatalogScan implements CatalogScan {
   }
 
   add(batch: readonly ScannedOccurrence[]): Promise<void> {
-    this.db.transaction(() => {
+    inTemporaryTable(this.db.transaction(() => {
       const params = this.params;
       const payloads = this.payloads;
       for (const p of batch) {
@@ -310,7 +326,7 @@ class SqliteCatalogScan implements CatalogScan {
       }
       for (let r = 0; r < this.filled; r++) this.insertOne.run(params.slice(r * SCAN_COLUMNS, (r + 1) * SCAN_COLUMNS));
       this.filled = 0;
-    })();
+    }));
     this.occurrences += batch.length;
     return Promise.resolve();
   }
