@@ -12,6 +12,7 @@
  */
 import { createProductSet, getProductSet, listAllProducts, type ProductSet, type ProductSetInput } from '../api/resources/catalogs.js';
 import { ApiValidationError, NotFoundError } from '../api/errors.js';
+import { StateError } from '../errors.js';
 import type { CatalogScan, CatalogState, CommittedProduct, ProductToSend, ScannedOccurrence, ServiceProduct } from '../state/store.js';
 import { openCatalogFeed } from './catalog-feed-scan.js';
 import { catalogItemReader } from './catalog-workers.js';
@@ -244,7 +245,12 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
         await catalog.commitDeletes(ids);
         counters.sent += ids.length;
       },
-      onFailed: (count: number, error: Error) => ctx.logger.error({ error: error.message, products: count }, 'a request could not be delivered'),
+      onFailed: (count: number, error: Error) =>
+        ctx.logger.error(
+          { error: error.message, products: count },
+          // A state error comes from committing products the service did acknowledge.
+          error instanceof StateError ? 'products the service acknowledged could not be committed to the state (the next run sends them again)' : 'a request could not be delivered',
+        ),
     };
     try {
       await upsertProducts(forgottenWhileSent(catalog, scan.upserts({ full: options.full }, PLAN_PAGE)), uploadOptions, result);

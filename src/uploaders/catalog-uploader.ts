@@ -14,7 +14,7 @@
 import type { AdsApiClient } from '../api/client.js';
 import { ApiRequestError, AuthError, ForbiddenError, NotFoundError } from '../api/errors.js';
 import { deleteProducts, describeServiceMessage, putProducts, serviceMessageParts, type ProductResult } from '../api/resources/catalogs.js';
-import { InternalError, toAdsyncError, type AdsyncError } from '../errors.js';
+import { InternalError, StateError, toAdsyncError, type AdsyncError } from '../errors.js';
 import type { ProductToDelete, ProductToSend } from '../state/store.js';
 import { BoundedDispatch, sendInBatches } from './bounded-dispatch.js';
 
@@ -65,8 +65,9 @@ export function emptyCatalogResult(): CatalogUploadResult {
   return { created: 0, updated: 0, unchanged: 0, rejected: 0, failed: 0, warnings: 0, deleted: 0, alreadyGone: 0, deleteFailures: [], fatal: undefined, stopped: false };
 }
 
+/** A StateError comes from committing acknowledged products: the next commits would fail too. */
 function isFatal(error: AdsyncError): boolean {
-  return error instanceof AuthError || error instanceof ForbiddenError || error instanceof NotFoundError || error.retryable;
+  return error instanceof AuthError || error instanceof ForbiddenError || error instanceof NotFoundError || error instanceof StateError || error.retryable;
 }
 
 function outcomeOf(product: ProductToSend, result: ProductResult): ProductOutcome {

@@ -8,7 +8,7 @@
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
-import { audienceOf, committedAudience, crmExport, emulatorAudience, expectAudienceStateBehindService, expectNoStackTrace, range, waitFor } from './support.js';
+import { audienceOf, committedAudience, committedCatalog, crmExport, emulatorAudience, emulatorCatalog, expectAudienceStateBehindService, expectNoStackTrace, feedOf, range, waitFor } from './support.js';
 
 let ws: Workspace;
 beforeEach(async () => {
@@ -89,5 +89,36 @@ describe('a state database that cannot record the end of a run', () => {
     const rerun = await ws.cli(['run', 'crm.yaml', '--json']);
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(summaries(rerun)[0]).toMatchObject({ status: 'success', added: 0 });
+  });
+});
+
+describe('a catalog commit the state database refuses', () => {
+  it('stops the upload at once with the file named, logged as not committed (not "could not be delivered"); the next run ends exact', { timeout: 60_000 }, async () => {
+    ws.write('shop.yaml', 'name: shop\naccount_id: emu-account\nconcurrency: 1\nsource: { path: feed.xml }\ncatalog:\n  product_catalog_id: emu-catalog\n');
+    ws.write('feed.xml', feedOf(range(1, 2).map((n) => ({ n, price: '10.00 USD' }))));
+    expect((await ws.cli(['run', 'shop.yaml'])).code).toBe(0);
+    ws.write('feed.xml', feedOf(range(1, 3000).map((n) => ({ n, price: '10.00 USD' }))));
+    // Commits of the new products are refused, as by a full disk.
+    const db = new Database(ws.statePath);
+    db.exec(`CREATE TRIGGER full BEFORE INSERT ON catalog_products BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;`);
+    db.close();
+
+    const r = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(r.code, r.stderr).toBe(1);
+    expectNoStackTrace(r);
+    expect(summaries(r)[0]).toMatchObject({ status: 'failed', error: expect.stringMatching(new RegExp(`^cannot write to the state database ${ws.statePath}: database or disk is full`)) as string });
+    expect(r.stderr).toContain('products the service acknowledged could not be committed to the state (the next run sends them again)');
+    expect(r.stderr).not.toContain('a request could not be delivered');
+    // Stopped at the first refused commit (every 1000 products), not after sending all 3000.
+    const puts = ws.emulator.stateSummary().requests.by_route['PUT /12/product_catalogs/:product_catalog_id/products'] ?? 0;
+    expect(puts).toBeLessThan(1 + 3000 / 25);
+
+    const fixed = new Database(ws.statePath);
+    fixed.exec('DROP TRIGGER full;');
+    fixed.close();
+    const rerun = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(emulatorCatalog(ws).size).toBe(3000);
+    expect(committedCatalog(ws.statePath).size).toBe(3000);
   });
 });

@@ -17,7 +17,7 @@ import type {
   ScannedOccurrence,
   ServiceProduct,
 } from '../store.js';
-import type { Db } from './database.js';
+import { writeState, type Db } from './database.js';
 import { SpoolFile, temporaryFolderFailure } from '../spool-file.js';
 
 /** Fingerprints looked up per statement. */
@@ -124,6 +124,11 @@ export class SqliteCatalogState implements CatalogState {
   }
 
   commitUpserts(products: readonly CommittedProduct[], sentAt: number): Promise<void> {
+    // A refused commit (a full disk) is a StateError that names the file: it stops the upload.
+    return writeState(this.db, () => this.commitUpsertRows(products, sentAt));
+  }
+
+  private commitUpsertRows(products: readonly CommittedProduct[], sentAt: number): void {
     this.db.transaction(() => {
       for (let from = 0; from < products.length; from += COMMIT_ROWS) {
         const rows = Math.min(COMMIT_ROWS, products.length - from);
@@ -141,7 +146,6 @@ export class SqliteCatalogState implements CatalogState {
         this.commitStatement(rows).run(params);
       }
     })();
-    return Promise.resolve();
   }
 
   forgetContent(ids: readonly string[]): Promise<void> {
@@ -156,10 +160,11 @@ export class SqliteCatalogState implements CatalogState {
 
   /** Runs `statement` (catalog, id) for each id, in one transaction. */
   private runForEachId(statement: Statement, ids: readonly string[]): Promise<void> {
-    this.db.transaction(() => {
-      for (const id of ids) statement.run(this.catalog, id);
-    })();
-    return Promise.resolve();
+    return writeState(this.db, () =>
+      this.db.transaction(() => {
+        for (const id of ids) statement.run(this.catalog, id);
+      })(),
+    );
   }
 
   /**
