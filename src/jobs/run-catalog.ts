@@ -253,20 +253,24 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
         ),
     };
     try {
-      await upsertProducts(forgottenWhileSent(catalog, scan.upserts({ full: options.full }, PLAN_PAGE)), uploadOptions, result);
+      try {
+        await upsertProducts(forgottenWhileSent(catalog, scan.upserts({ full: options.full }, PLAN_PAGE)), uploadOptions, result);
+      } finally {
+        await commits.flush();
+      }
+      if (allowDeletes && counts.deletes > 0 && !result.fatal && !ctx.stop.aborted) {
+        await removeProducts(withKnownKeys(ctx, scan.deletes(PLAN_PAGE)), uploadOptions, result);
+      }
     } finally {
-      await commits.flush();
-    }
-    if (allowDeletes && counts.deletes > 0 && !result.fatal && !ctx.stop.aborted) {
-      await removeProducts(withKnownKeys(ctx, scan.deletes(PLAN_PAGE)), uploadOptions, result);
+      // Also when the upload ends in an error (a commit refused): what the service did is counted.
+      summary.created = result.created;
+      summary.updated = result.updated;
+      summary.unchanged += result.unchanged;
+      summary.deleted = result.deleted;
+      if (result.warnings > 0) summary.warnings = result.warnings;
     }
     // Work left undone by a stop request (the next run does it).
     if (result.stopped || (allowDeletes && counts.deletes > 0 && ctx.stop.aborted) || (ctx.stop.aborted && job.catalog.productSets.length > 0)) ctx.interrupted = true;
-    summary.created = result.created;
-    summary.updated = result.updated;
-    summary.unchanged += result.unchanged;
-    summary.deleted = result.deleted;
-    if (result.warnings > 0) summary.warnings = result.warnings;
     // The products the service now has as the feed gives them: their items' bytes are known.
     await scan.saveFingerprints();
     await mark?.finish(result);

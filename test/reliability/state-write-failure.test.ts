@@ -92,16 +92,20 @@ describe('a state database that cannot record the end of a run', () => {
   });
 });
 
+/** A catalog of 2 products in the state, a feed of `products` (one request at a time), and commits of new products refused, as by a full disk. */
+async function refuseNewProducts(products: number): Promise<void> {
+  ws.write('shop.yaml', 'name: shop\naccount_id: emu-account\nconcurrency: 1\nsource: { path: feed.xml }\ncatalog:\n  product_catalog_id: emu-catalog\n');
+  ws.write('feed.xml', feedOf(range(1, 2).map((n) => ({ n, price: '10.00 USD' }))));
+  expect((await ws.cli(['run', 'shop.yaml'])).code).toBe(0);
+  ws.write('feed.xml', feedOf(range(1, products).map((n) => ({ n, price: '10.00 USD' }))));
+  const db = new Database(ws.statePath);
+  db.exec(`CREATE TRIGGER full BEFORE INSERT ON catalog_products BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;`);
+  db.close();
+}
+
 describe('a catalog commit the state database refuses', () => {
   it('stops the upload at once with the file named, logged as not committed (not "could not be delivered"); the next run ends exact', { timeout: 60_000 }, async () => {
-    ws.write('shop.yaml', 'name: shop\naccount_id: emu-account\nconcurrency: 1\nsource: { path: feed.xml }\ncatalog:\n  product_catalog_id: emu-catalog\n');
-    ws.write('feed.xml', feedOf(range(1, 2).map((n) => ({ n, price: '10.00 USD' }))));
-    expect((await ws.cli(['run', 'shop.yaml'])).code).toBe(0);
-    ws.write('feed.xml', feedOf(range(1, 3000).map((n) => ({ n, price: '10.00 USD' }))));
-    // Commits of the new products are refused, as by a full disk.
-    const db = new Database(ws.statePath);
-    db.exec(`CREATE TRIGGER full BEFORE INSERT ON catalog_products BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;`);
-    db.close();
+    await refuseNewProducts(3000);
 
     const r = await ws.cli(['run', 'shop.yaml', '--json']);
     expect(r.code, r.stderr).toBe(1);
@@ -120,5 +124,15 @@ describe('a catalog commit the state database refuses', () => {
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(emulatorCatalog(ws).size).toBe(3000);
     expect(committedCatalog(ws.statePath).size).toBe(3000);
+  });
+
+  it('refused at the last commit of the upload: the summary still counts the products the service created', { timeout: 60_000 }, async () => {
+    // Fewer than a commit's 1000 products: they are all committed at the end of the upload.
+    await refuseNewProducts(202);
+
+    const r = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(r.code, r.stderr).toBe(1);
+    expect(emulatorCatalog(ws).size).toBe(202);
+    expect(summaries(r)[0]).toMatchObject({ status: 'failed', created: 200, error: expect.stringMatching(new RegExp(`^cannot write to the state database ${ws.statePath}: database or disk is full`)) as string });
   });
 });
