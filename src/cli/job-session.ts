@@ -3,6 +3,7 @@
  * skipped, the others still run), the state store, the progress display, printing the
  * summary, and the exit code.
  */
+import { statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { isAdsyncError } from '../errors.js';
@@ -76,7 +77,27 @@ export function runEnvironment(ctx: CliContext, store: StateStore, progress: Pro
 }
 
 export function openStore(ctx: CliContext): StateStore {
-  return openStateStore(ctx.settings.statePath, { offThreadCommitMin: ctx.settings.commitThreadMin });
+  const store = openStateStore(ctx.settings.statePath, { offThreadCommitMin: ctx.settings.commitThreadMin });
+  warnIfReadableByOthers(ctx, ctx.settings.statePath);
+  return store;
+}
+
+/**
+ * The state database holds hashed identifiers: a new one is made 0600, but one made by an
+ * earlier adsync (0644) keeps its mode, which is the operator's to change: a warning says so.
+ */
+function warnIfReadableByOthers(ctx: CliContext, path: string): void {
+  let mode: number;
+  try {
+    mode = statSync(path).mode;
+  } catch {
+    return;
+  }
+  if ((mode & 0o077) === 0) return;
+  ctx.logger.warn(
+    { state: path, mode: `0${(mode & 0o777).toString(8)}` },
+    `the state database can be read by other users of this machine (it holds the audiences' hashed identifiers): chmod 600 ${path}`,
+  );
 }
 
 /** Prints a run's outcome: the JSON line, or the table (validate's without the sending counts); a failure line on stderr. */

@@ -46,7 +46,7 @@ describe('the state database is the owner\'s alone', () => {
     }
   });
 
-  it('an existing state file keeps its mode', async () => {
+  it('an existing state file keeps its mode; one that others can read is warned about on each run', async () => {
     ws.write('crm.csv', 'Email\na@example.com\n');
     ws.write('crm.yaml', JOB);
     mkdirSync(dirname(ws.statePath), { recursive: true });
@@ -55,6 +55,13 @@ describe('the state database is the owner\'s alone', () => {
     const r = await ws.cli(['run', 'crm.yaml']);
     expect(r.code, r.stderr).toBe(0);
     expect(statSync(ws.statePath).mode & 0o777).toBe(0o640);
+    expect(r.stderr).toContain(
+      `"state":"${ws.statePath}","mode":"0640","msg":"the state database can be read by other users of this machine (it holds the audiences' hashed identifiers): chmod 600 ${ws.statePath}"`,
+    );
+    chmodSync(ws.statePath, 0o600);
+    const quiet = await ws.cli(['run', 'crm.yaml']);
+    expect(quiet.code, quiet.stderr).toBe(0);
+    expect(quiet.stderr).not.toContain('can be read by other users');
   });
 });
 
