@@ -6,7 +6,7 @@
  * far longer than lock.ttl_seconds keeps its lock by its heartbeat. And two processes
  * opening a new state database at once: the second waits for the schema the first creates.
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import http, { type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
@@ -263,6 +263,8 @@ describe('two runs of the same job at once', () => {
     try {
       mkdirSync(dirname(fresh.statePath), { recursive: true });
       const db = new Database(fresh.statePath);
+      // As adsync makes it (else B warns that others can read it).
+      chmodSync(fresh.statePath, 0o600);
       db.pragma('journal_mode = WAL');
       db.exec('BEGIN IMMEDIATE');
       for (const migration of MIGRATIONS) db.exec(migration);
