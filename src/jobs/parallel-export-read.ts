@@ -58,8 +58,52 @@ const CREDITS = 2;
  * email-only rows; ~220 MB with 32 KB, and no slower).
  */
 const OWN_PART_READ_BYTES = 32 * 1024;
-/** Rejects of later parts held while an earlier part is still being read; beyond this, they wait. */
-const HELD_REJECTS_LIMIT = 100_000;
+/**
+ * Rejects of a later part held while an earlier part is still being read, in characters of
+ * their text (plus HELD_ENTRY_OVERHEAD per entry); beyond this, its worker waits. A bound by
+ * rows alone (100,000) held ~150 MB of an export whose every row is rejected, and without
+ * limit when rows carry long values (--rejects-with-values).
+ */
+export const HELD_REJECTS_SIZE = 4 * 1024 * 1024;
+/** What one held entry costs beyond its text (the object, its fields), in the same unit. */
+const HELD_ENTRY_OVERHEAD = 64;
+
+/**
+ * The rejects of one part, held until the rows of the parts before it are known (then
+ * written with their real row numbers), bounded: hold() says when the part must wait.
+ */
+export class HeldRejects {
+  rejects: RowRejectEntry[][] = [];
+  unreadable: MappedBatch['unreadable'] = [];
+  private held = 0;
+
+  /** Holds a batch's rejects; false once the bound is reached (the part must wait for a release). */
+  hold(rejects: readonly RowRejectEntry[][], unreadable: MappedBatch['unreadable']): boolean {
+    for (const entries of rejects) {
+      this.rejects.push(entries);
+      for (const e of entries) this.held += HELD_ENTRY_OVERHEAD + e.field.length + e.reason.length + (e.value?.length ?? 0);
+    }
+    for (const u of unreadable) {
+      this.unreadable.push(u);
+      this.held += HELD_ENTRY_OVERHEAD + u.reason.length;
+    }
+    return this.held < HELD_REJECTS_SIZE;
+  }
+
+  /** The size held, in the unit of HELD_REJECTS_SIZE. */
+  get size(): number {
+    return this.held;
+  }
+
+  /** Everything held, in arrival order; the holder is empty afterwards. */
+  take(): { rejects: RowRejectEntry[][]; unreadable: MappedBatch['unreadable'] } {
+    const taken = { rejects: this.rejects, unreadable: this.unreadable };
+    this.rejects = [];
+    this.unreadable = [];
+    this.held = 0;
+    return taken;
+  }
+}
 
 export interface ExportReadResult {
   occurrences: number;
@@ -73,8 +117,7 @@ interface PartState {
   worker: Worker | undefined;
   done: boolean;
   lastRow: number;
-  heldRejects: RowRejectEntry[][];
-  heldUnreadable: MappedBatch['unreadable'];
+  held: HeldRejects;
   creditsOwed: number;
 }
 
@@ -121,7 +164,7 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
       lineOffset: k === 0 ? 0 : part.linesBefore - headerLines,
     };
     const worker = k === 0 ? undefined : new Worker(workerUrl, { workerData: task, resourceLimits: WORKER_LIMITS });
-    return { worker, done: false, lastRow: 0, heldRejects: [], heldUnreadable: [], creditsOwed: 0 };
+    return { worker, done: false, lastRow: 0, held: new HeldRejects(), creditsOwed: 0 };
   });
 
   /** Rows of the parts before part k, when all of them are done. */
@@ -150,11 +193,8 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
     for (let k = 1; k < parts.length; k++) {
       const p = parts[k];
       if (!p || rowsBefore(k) === undefined) break;
-      if (p.heldRejects.length > 0 || p.heldUnreadable.length > 0) {
-        writeRejects(k, p.heldRejects, p.heldUnreadable);
-        p.heldRejects = [];
-        p.heldUnreadable = [];
-      }
+      const { rejects, unreadable } = p.held.take();
+      if (rejects.length > 0 || unreadable.length > 0) writeRejects(k, rejects, unreadable);
       if (p.creditsOwed > 0) {
         p.worker?.postMessage({ type: 'credit', credits: p.creditsOwed } satisfies ToPartWorker);
         p.creditsOwed = 0;
@@ -180,9 +220,7 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
       writeRejects(k, batch.rejects, batch.unreadable);
       return true;
     }
-    part.heldRejects.push(...batch.rejects);
-    part.heldUnreadable.push(...batch.unreadable);
-    return part.heldRejects.length < HELD_REJECTS_LIMIT;
+    return part.held.hold(batch.rejects, batch.unreadable);
   };
 
   const finishPart = (k: number, lastRow: number): void => {
