@@ -13,7 +13,7 @@ function count(r: RunRecord, key: string): string {
   return typeof v === 'number' ? v.toLocaleString('en-US') : '-';
 }
 
-function formatRuns(runs: RunRecord[]): string {
+export function formatRuns(runs: RunRecord[]): string {
   const header = ['started (UTC)', 'job', 'kind', 'status', 'duration', 'read', 'rejected', 'sent', 'run id', 'rejects file'];
   const rows = runs.map((r) => {
     const s = r.summary ?? {};
@@ -37,7 +37,9 @@ function formatRuns(runs: RunRecord[]): string {
       typeof s.rejects_file === 'string' ? s.rejects_file : '',
     ];
   });
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  // A loop, not Math.max(...rows): spread arguments overflow the stack at ~100,000 runs (--limit).
+  const widths = header.map((h) => h.length);
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
   return `${[line(header), ...rows.map(line)].join('\n')}\n`;
 }
