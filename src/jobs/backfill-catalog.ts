@@ -110,6 +110,7 @@ export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise
         if (watermark.acknowledged(seq)) await checkpoint(watermark.rowsDone);
       },
       onSettled: (seq) => {
+        watermark.settled(seq);
         for (const id of requestIds.get(seq) ?? []) if (idsInFlight.get(id) === seq) idsInFlight.delete(id);
         requestIds.delete(seq);
         settledWaiters.get(seq)?.();

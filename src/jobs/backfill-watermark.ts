@@ -6,6 +6,8 @@
 export class BackfillWatermark {
   private readonly ranges = new Map<number, { lastRow: number; done: boolean }>();
   private nextToSettle = 1;
+  /** The first batch that ended without being acknowledged: the mark never passes it. */
+  private barrier = Number.POSITIVE_INFINITY;
   /** Every row up to here is acknowledged (or was rejected before it could be sent). */
   rowsDone: number;
 
@@ -15,7 +17,27 @@ export class BackfillWatermark {
 
   /** Registers batch `seq` (1, 2, 3, ... in the order built) covering rows up to `lastRow`. */
   dispatched(seq: number, lastRow: number): void {
+    // Beyond a batch that failed, the mark cannot move in this run: nothing to remember.
+    if (seq > this.barrier) return;
     this.ranges.set(seq, { lastRow, done: false });
+  }
+
+  /**
+   * Batch `seq` has ended, acknowledged or not. One that was not holds the mark before it for
+   * the rest of the run (the resumed backfill sends it again): the batches after it are
+   * forgotten and no longer recorded, so a long backfill past a failed batch does not keep an
+   * entry per batch (one per 25 products of a catalog feed).
+   */
+  settled(seq: number): void {
+    const range = this.ranges.get(seq);
+    if (!range || range.done || seq >= this.barrier) return;
+    this.barrier = seq;
+    for (const later of this.ranges.keys()) if (later > seq) this.ranges.delete(later);
+  }
+
+  /** Batches remembered: in flight, or acknowledged after one that is not yet. */
+  get pending(): number {
+    return this.ranges.size;
   }
 
   /** Marks batch `seq` acknowledged; returns true when the mark moved. */
