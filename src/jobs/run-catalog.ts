@@ -110,9 +110,9 @@ export function noteUploadProblems(ctx: RunContext, result: CatalogUploadResult)
   if (result.alreadyGone > 0) {
     ctx.note(`${result.alreadyGone} product${result.alreadyGone === 1 ? ' was' : 's were'} already gone from the catalog (deleted outside adsync); the state no longer lists them`);
   }
-  if (result.deleteFailures.length > 0) {
+  if (result.deleteFailed > 0) {
     const first = result.deleteFailures[0];
-    ctx.fail(`${result.deleteFailures.length} products could not be deleted (first: ${first?.id}: ${first?.message})`);
+    ctx.fail(`${result.deleteFailed} products could not be deleted (first: ${first?.id}: ${first?.message})`);
   }
   if (result.fatal) throw result.fatal;
 }

@@ -43,6 +43,9 @@ export interface CatalogUploadResult {
   deleted: number;
   /** Products to delete that the service did not find: already gone from the catalog. */
   alreadyGone: number;
+  /** Products the service refused to delete (not "not found"). */
+  deleteFailed: number;
+  /** The first MAX_DELETE_FAILURES_KEPT of them, in the order their answers came. */
   deleteFailures: { id: string; productKey: string; message: string }[];
   fatal: AdsyncError | undefined;
   stopped: boolean;
@@ -61,8 +64,14 @@ export interface CatalogUploadOptions {
   onSettled?: (seq: number) => void;
 }
 
+/**
+ * Refused deletes kept with their message: the report names the first, and a mirror run of a
+ * large catalog whose every delete is refused must not hold one entry per product.
+ */
+export const MAX_DELETE_FAILURES_KEPT = 10;
+
 export function emptyCatalogResult(): CatalogUploadResult {
-  return { created: 0, updated: 0, unchanged: 0, rejected: 0, failed: 0, warnings: 0, deleted: 0, alreadyGone: 0, deleteFailures: [], fatal: undefined, stopped: false };
+  return { created: 0, updated: 0, unchanged: 0, rejected: 0, failed: 0, warnings: 0, deleted: 0, alreadyGone: 0, deleteFailed: 0, deleteFailures: [], fatal: undefined, stopped: false };
 }
 
 /** A StateError comes from committing acknowledged products: the next commits would fail too. */
@@ -226,7 +235,8 @@ export async function removeProducts(pages: AsyncIterable<readonly ProductToDele
           if (retried) deleted += 1;
           else alreadyGone += 1;
         } else {
-          result.deleteFailures.push({ id: p.id, productKey: p.productKey, message });
+          result.deleteFailed += 1;
+          if (result.deleteFailures.length < MAX_DELETE_FAILURES_KEPT) result.deleteFailures.push({ id: p.id, productKey: p.productKey, message });
         }
       }
       await options.onDeleted?.(gone);

@@ -10,7 +10,7 @@ import { Credentials } from '../../src/api/credentials.js';
 import { AuthError } from '../../src/api/errors.js';
 import { listAllProducts } from '../../src/api/resources/catalogs.js';
 import type { ProductToDelete, ProductToSend } from '../../src/state/store.js';
-import { removeProducts, upsertProducts, type ProductOutcome } from '../../src/uploaders/catalog-uploader.js';
+import { MAX_DELETE_FAILURES_KEPT, removeProducts, upsertProducts, type ProductOutcome } from '../../src/uploaders/catalog-uploader.js';
 import { json, startScriptedServer, type RecordedRequest, type Script, type ScriptedServer } from '../helpers/scripted-server.js';
 
 let server: ScriptedServer | undefined;
@@ -161,8 +161,30 @@ describe('removeProducts', () => {
       ['DELETE', 100],
       ['DELETE', 30],
     ]);
-    expect(result).toMatchObject({ deleted: 128, alreadyGone: 1, deleteFailures: [{ id: 'P-8', productKey: 'k-8', message: 'the product is locked by a running export' }] });
+    expect(result).toMatchObject({ deleted: 128, alreadyGone: 1, deleteFailed: 1, deleteFailures: [{ id: 'P-8', productKey: 'k-8', message: 'the product is locked by a running export' }] });
     expect(forgotten.sort()).toEqual(toDelete.filter((p) => p.id !== 'P-8').map((p) => p.id).sort());
+  });
+  it('counts every refused delete but keeps only the first 10 with their message (a catalog whose every delete is refused)', async () => {
+    const { client } = await clientFor((req, res) => {
+      const keys = bodyOf(req).product_keys ?? [];
+      json(res, 200, { data: { delete_products: keys.map((k) => ({ product_key: null, failed_product_key: k, message: `product ${k} is locked by a running export` })) } });
+    });
+    const toDelete: ProductToDelete[] = Array.from({ length: 5000 }, (_, i) => ({ id: `P-${i}`, productKey: `k-${i}` }));
+    const forgotten: string[] = [];
+    const result = await removeProducts(pages(toDelete, 1000), {
+      client,
+      catalogId: 'c',
+      concurrency: 1,
+      onAcknowledged: async () => undefined,
+      onDeleted: async (ids) => void forgotten.push(...ids),
+    });
+    expect(result.deleteFailed).toBe(5000);
+    expect(result.deleteFailures).toHaveLength(MAX_DELETE_FAILURES_KEPT);
+    expect(MAX_DELETE_FAILURES_KEPT).toBe(10);
+    expect(result.deleteFailures[0]).toEqual({ id: 'P-0', productKey: 'k-0', message: 'product k-0 is locked by a running export' });
+    expect(result.deleteFailures[9]).toEqual({ id: 'P-9', productKey: 'k-9', message: 'product k-9 is locked by a running export' });
+    expect(result).toMatchObject({ deleted: 0, alreadyGone: 0, failed: 0 });
+    expect(forgotten).toEqual([]);
   });
   it('keeps in the state a product whose product_key the answer does not mention: it may still be in the catalog', async () => {
     const { client } = await clientFor((_req, res) => {
@@ -187,7 +209,7 @@ describe('removeProducts', () => {
       onDeleted: async (ids) => void forgotten.push(...ids),
       onFailed: (count, error) => failures.push(`${count}: ${error.message}`),
     });
-    expect(result).toMatchObject({ deleted: 1, alreadyGone: 1, failed: 2, deleteFailures: [] });
+    expect(result).toMatchObject({ deleted: 1, alreadyGone: 1, failed: 2, deleteFailed: 0, deleteFailures: [] });
     expect(forgotten).toEqual(['P-0', 'P-1']);
     expect(failures).toEqual(["2: the service's answer has no result for 2 of the 4 product keys sent"]);
   });
