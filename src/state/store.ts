@@ -32,6 +32,8 @@ export interface RunHistory {
   start(input: { runId: string; job: string; kind: RunKind; command: string; dryRun: boolean; startedAt: number }): Promise<void>;
   finish(runId: string, input: { status: RunStatus; finishedAt: number; summary: Record<string, unknown>; error?: string | undefined; rejectsFile?: string | undefined }): Promise<void>;
   list(filter?: { job?: string | undefined; limit?: number | undefined }): Promise<RunRecord[]>;
+  /** The same runs as list(), one at a time: a long history is never held whole (`adsync runs --json`). */
+  each(filter?: { job?: string | undefined; limit?: number | undefined }): AsyncIterable<RunRecord>;
   get(runId: string): Promise<RunRecord | undefined>;
   /** Marks runs left 'running' by a process that died as failed. */
   markAbandoned(job: string, now: number): Promise<number>;

@@ -60,6 +60,29 @@ describe('run history and checkpoints', () => {
     expect(runs[1]).toMatchObject({ summary: { created: 3 }, rejectsFile: '/tmp/x.csv', finishedAt: 2 });
   });
 
+  it('gives the runs of list() one at a time (adsync runs --json), and frees the connection when left early', async () => {
+    store = openStateStore(join(dir(), 's.sqlite'));
+    for (const [runId, job, startedAt] of [['r1', 'j', 1], ['r2', 'k', 2], ['r3', 'j', 3], ['r4', 'j', 4]] as const) {
+      await store.runs.start({ runId, job, kind: 'custom_audience', command: 'run', dryRun: false, startedAt });
+      await store.runs.finish(runId, { status: 'success', finishedAt: startedAt + 1, summary: { added: startedAt } });
+    }
+    const each = async (filter: { job?: string; limit?: number }) => {
+      const out = [];
+      for await (const r of store!.runs.each(filter)) out.push(r);
+      return out;
+    };
+    expect(await each({ job: 'j', limit: 2 })).toEqual(await store.runs.list({ job: 'j', limit: 2 }));
+    expect((await each({ limit: 10 })).map((r) => r.runId)).toEqual(['r4', 'r3', 'r2', 'r1']);
+    expect((await each({ job: 'j', limit: 2 }))[0]).toMatchObject({ runId: 'r4', summary: { added: 4 }, finishedAt: 5 });
+    for await (const r of store.runs.each({ limit: 10 })) {
+      expect(r.runId).toBe('r4');
+      break;
+    }
+    // A statement still iterating would make this write fail (the connection is busy).
+    await store.runs.start({ runId: 'r5', job: 'j', kind: 'catalog', command: 'run', dryRun: false, startedAt: 5 });
+    expect((await store.runs.list({ limit: 1 }))[0]?.runId).toBe('r5');
+  });
+
   it('saves, reads and clears a checkpoint', async () => {
     store = openStateStore(join(dir(), 's.sqlite'));
     await store.checkpoints.save({ job: 'j', sourceKey: 'f:1:2', rowsDone: 5000, updatedAt: 9, counts: { added: 4 } });

@@ -75,10 +75,13 @@ export function registerRuns(program: Command, ctx: CliContext): void {
       }
       const store = openStore(ctx);
       try {
-        const runs = await store.runs.list({ job: flags.job, limit: flags.limit });
         if (flags.json) {
-          for (const r of runs) ctx.io.stdout(`${JSON.stringify({ ...r, startedAt: new Date(r.startedAt).toISOString(), finishedAt: r.finishedAt === undefined ? null : new Date(r.finishedAt).toISOString() })}\n`);
-        } else if (runs.length === 0) {
+          // One run at a time: `--limit` may ask for the whole history.
+          for await (const r of store.runs.each({ job: flags.job, limit: flags.limit })) ctx.io.stdout(`${JSON.stringify({ ...r, startedAt: new Date(r.startedAt).toISOString(), finishedAt: r.finishedAt === undefined ? null : new Date(r.finishedAt).toISOString() })}\n`);
+          return;
+        }
+        const runs = await store.runs.list({ job: flags.job, limit: flags.limit });
+        if (runs.length === 0) {
           ctx.io.stderr(`no runs recorded${flags.job ? ` for job ${flags.job}` : ''} in ${store.path}\n`);
         } else {
           ctx.io.stdout(formatRuns(runs));

@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import type { RunHistory, RunKind, RunRecord, RunStatus } from '../store.js';
 import { writeState, type Db } from './database.js';
 
@@ -54,13 +55,20 @@ export class SqliteRunHistory implements RunHistory {
   }
 
   list(filter: { job?: string | undefined; limit?: number | undefined } = {}): Promise<RunRecord[]> {
+    const { statement, params } = this.listQuery(filter);
+    return Promise.resolve((statement.all(...params) as RunRow[]).map(toRecord));
+  }
+
+  async *each(filter: { job?: string | undefined; limit?: number | undefined } = {}): AsyncGenerator<RunRecord> {
+    const { statement, params } = this.listQuery(filter);
+    for (const row of statement.iterate(...params) as IterableIterator<RunRow>) yield toRecord(row);
+  }
+
+  private listQuery(filter: { job?: string | undefined; limit?: number | undefined }): { statement: Statement; params: unknown[] } {
     const limit = filter.limit ?? 50;
-    const rows = (
-      filter.job === undefined
-        ? this.db.prepare('SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?').all(limit)
-        : this.db.prepare('SELECT * FROM runs WHERE job = ? ORDER BY started_at DESC, rowid DESC LIMIT ?').all(filter.job, limit)
-    ) as RunRow[];
-    return Promise.resolve(rows.map(toRecord));
+    return filter.job === undefined
+      ? { statement: this.db.prepare('SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?'), params: [limit] }
+      : { statement: this.db.prepare('SELECT * FROM runs WHERE job = ? ORDER BY started_at DESC, rowid DESC LIMIT ?'), params: [filter.job, limit] };
   }
 
   get(runId: string): Promise<RunRecord | undefined> {
