@@ -27,6 +27,35 @@ import type { RunContext } from './run-context.js';
  */
 const PLAN_PAGE = 1000;
 
+/** Distinct feed warnings remembered: 20 are logged, the rest only counted. */
+export const MAX_DISTINCT_FEED_WARNINGS = 1000;
+
+/**
+ * The distinct feed warnings of a run (fields that are not sent, values adjusted), for one log
+ * line. Bounded: a feed whose items each carry an element of their own name (one unknown
+ * attribute per item) must not keep one string per item; past the bound, `more` is a lower bound.
+ */
+export class FeedWarnings {
+  private readonly distinct = new Set<string>();
+  private capped = false;
+
+  add(warning: string): void {
+    if (this.distinct.has(warning)) return;
+    if (this.distinct.size < MAX_DISTINCT_FEED_WARNINGS) this.distinct.add(warning);
+    else this.capped = true;
+  }
+
+  get size(): number {
+    return this.distinct.size;
+  }
+
+  /** The log fields: the first 20 warnings, how many more (at least, once capped). */
+  logFields(): { warnings: string[]; more: number; moreAtLeast?: true } {
+    const warnings = [...this.distinct].slice(0, 20);
+    return { warnings, more: this.distinct.size - warnings.length, ...(this.capped ? { moreAtLeast: true as const } : {}) };
+  }
+}
+
 /**
  * Reads the feed into the scan; writes rejects, counts warnings. Items whose raw fingerprint
  * is saved for a product are not read at all (catalog-feed-scan.ts), unless `full`. A stop
@@ -51,7 +80,7 @@ async function readFeedInto(ctx: RunContext, job: CatalogJob, scan: CatalogScan,
     source: { signal: ctx.stop, timeoutMs: job.requestTimeoutMs },
   });
   counters.bytesTotal = reader.sizeBytes;
-  const unsentFields = new Set<string>();
+  const unsentFields = new FeedWarnings();
   let notRead = 0;
   for await (const outcomes of reader.outcomes) {
     // Reading has no effect outside: a stop request ends it at once (the input is released).
@@ -89,10 +118,7 @@ async function readFeedInto(ctx: RunContext, job: CatalogJob, scan: CatalogScan,
     if (occurrences.length > 0) await scan.add(occurrences);
   }
   ctx.logger.info({ items: summary.read, unchangedNotRead: notRead }, 'feed read');
-  if (unsentFields.size > 0) {
-    const list = [...unsentFields].slice(0, 20);
-    ctx.logger.info({ warnings: list, more: Math.max(0, unsentFields.size - list.length) }, 'feed warnings (fields that are not sent, values adjusted)');
-  }
+  if (unsentFields.size > 0) ctx.logger.info(unsentFields.logFields(), 'feed warnings (fields that are not sent, values adjusted)');
 }
 
 /** Why an invalid item has no usable id, for the guard's message. */
