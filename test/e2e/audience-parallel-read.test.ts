@@ -1,7 +1,8 @@
 /**
  * A large export read on two threads gives exactly what a one-thread read gives: the same
  * membership, the same summary, the same rejects file byte for byte (rows and lines of the
- * second half included), with quoted multi-line fields around the cut.
+ * second half included, and the rejects the second part held in a temporary file while the
+ * first was read), with quoted multi-line fields around the cut.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,8 +24,10 @@ function generate(): string {
     const r = rand();
     const name = r < 0.15 ? `"Name ${i}\nsecond line, with comma"` : r < 0.2 ? `"Quoted ""nick"" ${i}"` : `Name ${i}`;
     const email = i % 997 === 0 ? 'not-an-email' : i % 50_000 === 123 ? 'dup@example.com' : ` User.${i}@Example.com `;
-    const phone = i % 3 === 0 ? `(415) 555-${String(1000 + (i % 9000)).padStart(4, '0')}` : '';
-    const handle = i % 5 === 0 ? `@h${i}` : '';
+    // Invalid phones and handles on odd rows (dropped, the rows kept): the second part holds
+    // more rejects than HELD_REJECTS_SIZE while the first is read, and spills them to a file.
+    const phone = i % 3 === 0 ? `(415) 555-${String(1000 + (i % 9000)).padStart(4, '0')}` : i % 2 === 1 ? '12' : '';
+    const handle = i % 5 === 0 ? `@h${i}` : i % 2 === 1 ? 'not a handle' : '';
     if (i % 20_011 === 0) lines.push(`P${i},ragged row,only three`);
     else if (i % 30_007 === 0) lines.push(`,"Nobody ${i}\nat all",,,,`);
     else lines.push(`P${i},${name},${email},${phone},${handle},US`);
