@@ -50,6 +50,7 @@ function fraction(c: RunCounters): number | undefined {
 
 /** Time left in a phase, from its share done so far: '12s', '3m05s', '1h02m'; '-' while unknown. */
 export function etaText(fractionDone: number | undefined, elapsedMs: number): string {
+  if (fractionDone !== undefined && fractionDone >= 1) return '0s';
   if (fractionDone === undefined || fractionDone <= 0 || elapsedMs <= 0) return '-';
   const seconds = Math.max(0, Math.round((elapsedMs * (1 - Math.min(1, fractionDone))) / fractionDone / 1000));
   if (seconds < 60) return `${seconds}s`;
@@ -116,8 +117,9 @@ export class BarProgress implements ProgressDisplay {
     const bars = new cliProgress.MultiBar(
       {
         stream: this.stream,
-        // The phase's own ETA (cli-progress's shows 'NFs' while the share done is unknown).
-        format: `${job} {phase} |{bar}| {percentage}% | {rows} rows, {rate} rows/s | {sent}/{toSend} sent | {requests} requests, {retries} retries | ETA {eta}`,
+        // The phase's own ETA, under a name of its own: cli-progress fills `{eta}` with its
+        // own (bare seconds over the whole bar, 'INF' while the share done is 0), over any payload.
+        format: `${job} {phase} |{bar}| {percentage}% | {rows} rows, {rate} rows/s | {sent}/{toSend} sent | {requests} requests, {retries} retries | ETA {phaseEta}`,
         hideCursor: true,
         clearOnComplete: false,
         fps: 5,
@@ -126,7 +128,7 @@ export class BarProgress implements ProgressDisplay {
       },
       cliProgress.Presets.shades_classic,
     );
-    const bar = bars.create(1000, 0, { phase: c.phase, rows: 0, rate: 0, sent: 0, toSend: 0, requests: 0, retries: 0, eta: '-' });
+    const bar = bars.create(1000, 0, { phase: c.phase, rows: 0, rate: 0, sent: 0, toSend: 0, requests: 0, retries: 0, phaseEta: '-' });
     let phase = c.phase;
     let phaseStarted = started;
     this.terminal.showBar(() => bars.update());
@@ -138,7 +140,7 @@ export class BarProgress implements ProgressDisplay {
       }
       const f = fraction(c);
       bar.update(f === undefined ? 0 : Math.round(f * 1000), {
-        eta: etaText(f, now - phaseStarted),
+        phaseEta: etaText(f, now - phaseStarted),
         phase: c.phase.padEnd(9),
         rows: c.rowsRead.toLocaleString('en-US'),
         rate: rate(c.rowsRead, now - started).toLocaleString('en-US'),

@@ -219,6 +219,8 @@ describe('in a terminal', () => {
     expect(etaText(0.25, 30_000)).toBe('1m30s');
     expect(etaText(0.1, 600_000)).toBe('1h30m');
     expect(etaText(1, 7_000)).toBe('0s');
+    // Done as the phase starts (the bar's last state, 'finishing'): nothing left, not unknown.
+    expect(etaText(1, 0)).toBe('0s');
   });
 
   it('a log line clears the bar, is written with line wrapping on, and the bar is drawn again', () => {

@@ -41,7 +41,45 @@ describe('LogProgress', () => {
   });
 });
 
+/** A terminal stream of `columns` columns; `text()` is everything written to it. */
+function terminalStream(columns: number): { stream: Writable & { isTTY: boolean; columns: number }; text: () => string } {
+  let written = '';
+  const stream = Object.assign(
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        written += chunk.toString();
+        done();
+      },
+    }),
+    { isTTY: true, columns },
+  );
+  return { stream, text: () => written };
+}
+
 describe('BarProgress', () => {
+  it("shows the phase's own ETA, with its unit, and '-' while the share done is unknown", () => {
+    const { stream, text: raw } = terminalStream(200);
+    // Each state of the bar ends with an erase to the end of the line.
+    const text = (): string => raw().replaceAll(`${String.fromCharCode(27)}[0K`, '<EOL>');
+    const display = new BarProgress(new TerminalOutput((t) => stream.write(t)), stream);
+    const c = counters();
+    const run = display.start('job', c);
+    // Reading a source of unknown size: no share done, no ETA (cli-progress's own said 'INF').
+    c.rowsRead = 100;
+    vi.advanceTimersByTime(1000);
+    expect(text()).toMatch(/ETA -<EOL>$/);
+    expect(text()).not.toContain('INF');
+    // Uploading: a quarter sent in the phase's first 9.75 s (it starts at the next tick) leaves 29 s.
+    c.phase = 'uploading';
+    c.toSend = 1000;
+    c.sent = 250;
+    vi.advanceTimersByTime(10_000);
+    expect(text()).toMatch(/\| 250\/1,000 sent \| 0 requests, 0 retries \| ETA 29s<EOL>$/);
+    c.phase = 'finishing';
+    run.stop();
+    expect(text()).toMatch(/finishing .*\| ETA 0s<EOL>\r?\n?$/);
+  });
+
   it('shows one bar; a run started meanwhile gets none, and stopping either leaves no timer of the other behind', () => {
     let written = '';
     const stream = Object.assign(
