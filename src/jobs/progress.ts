@@ -90,7 +90,8 @@ export class LogProgress implements ProgressDisplay {
   }
 }
 
-const SHOW_CURSOR = '\x1b[?25h';
+/** The cursor shown and line wrapping on again, and the bar's line ended: the terminal as the bar found it. */
+const RESTORE_TERMINAL = '\x1b[?25h\x1b[?7h\n';
 
 /**
  * A progress bar on the terminal (stderr). Log lines written meanwhile go above it (see
@@ -153,11 +154,13 @@ export class BarProgress implements ProgressDisplay {
     const timer = setInterval(tick, 250);
     timer.unref();
     /**
-     * The bar hides the cursor while it is shown. A process that exits with it still shown (a
-     * second Ctrl-C stops at once) would leave the terminal without a cursor: shown again on exit.
+     * The bar hides the cursor and turns line wrapping off while it is shown. A process that
+     * exits with it still shown (a second Ctrl-C stops at once) would leave the terminal without
+     * a cursor, cutting every longer line at its width, and the shell's prompt on the bar's
+     * line: all restored on exit.
      */
     const showCursorOnExit = (): void => {
-      this.stream.write(SHOW_CURSOR);
+      this.stream.write(RESTORE_TERMINAL);
     };
     process.once('exit', showCursorOnExit);
     let stopped = false;

@@ -163,6 +163,10 @@ describe('in a terminal', () => {
       expect(text).not.toMatch(/^\s+at /m);
       const esc = String.fromCharCode(27);
       expect(output.lastIndexOf(`${esc}[?25h`), text).toBeGreaterThan(output.lastIndexOf(`${esc}[?25l`));
+      // Line wrapping, which the bar turns off, is on again (else the shell cuts every longer
+      // line at the terminal's width), and the bar's line is ended before the shell's prompt.
+      expect(output.lastIndexOf(`${esc}[?7h`), text).toBeGreaterThan(output.lastIndexOf(`${esc}[?7l`));
+      expect(output.endsWith(`${esc}[?25h${esc}[?7h\r\n`), JSON.stringify(output.slice(-80))).toBe(true);
       // The log lines came out pretty but without color codes.
       expect(text).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: run started$/m);
       expect(output).not.toMatch(new RegExp(`${esc}\\[3\\dm`));
