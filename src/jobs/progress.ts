@@ -93,6 +93,29 @@ export class LogProgress implements ProgressDisplay {
 /** The cursor shown and line wrapping on again, and the bar's line ended: the terminal as the bar found it. */
 const RESTORE_TERMINAL = '\x1b[?25h\x1b[?7h\n';
 
+/** What a bar's line shows besides the bar: its phase and its counts. */
+interface BarFields {
+  phase: string;
+  counts: string;
+}
+
+const BAR_SIZE = 40;
+/** Below this many characters a bar says too little to cost the counts their room. */
+const MIN_BAR_SIZE = 10;
+
+/**
+ * A bar's line, at most `width - 1` characters where it can be: the bar narrows (down to none)
+ * so that the counts fit, rather than the terminal cutting them off the end of the line.
+ * The ETA is the phase's own (etaText): cli-progress's `{eta}` is its own over the whole bar.
+ */
+export function barLine(head: string, progress: number, counts: string, width: number): string {
+  const tail = `${Math.floor(progress * 100)}% | ${counts}`;
+  const size = Math.min(BAR_SIZE, width - 1 - `${head} || ${tail}`.length);
+  if (size < MIN_BAR_SIZE) return `${head} | ${tail}`;
+  const done = Math.min(size, Math.max(0, Math.round(progress * size)));
+  return `${head} |${'\u2588'.repeat(done)}${'\u2591'.repeat(size - done)}| ${tail}`;
+}
+
 /**
  * A progress bar on the terminal (stderr). Log lines written meanwhile go above it (see
  * TerminalOutput): cli-progress's MultiBar is used for its one bar because it redraws in place
@@ -118,9 +141,7 @@ export class BarProgress implements ProgressDisplay {
     const bars = new cliProgress.MultiBar(
       {
         stream: this.stream,
-        // The phase's own ETA, under a name of its own: cli-progress fills `{eta}` with its
-        // own (bare seconds over the whole bar, 'INF' while the share done is 0), over any payload.
-        format: `${job} {phase} |{bar}| {percentage}% | {rows} rows, {rate} rows/s | {sent}/{toSend} sent | {requests} requests, {retries} retries | ETA {phaseEta}`,
+        format: (_options, params, fields: BarFields) => barLine(`${job} ${fields.phase}`, params.progress, fields.counts, params.maxWidth),
         hideCursor: true,
         clearOnComplete: false,
         fps: 5,
@@ -129,27 +150,27 @@ export class BarProgress implements ProgressDisplay {
       },
       cliProgress.Presets.shades_classic,
     );
-    const bar = bars.create(1000, 0, { phase: c.phase, rows: 0, rate: 0, sent: 0, toSend: 0, requests: 0, retries: 0, phaseEta: '-' });
     let phase = c.phase;
     let phaseStarted = started;
-    this.terminal.showBar(() => bars.update());
-    const tick = (): void => {
+    const fieldsNow = (): BarFields => {
       const now = Date.now();
       if (c.phase !== phase) {
         phase = c.phase;
         phaseStarted = now;
       }
+      const counts = [
+        `${c.rowsRead.toLocaleString('en-US')} rows, ${rate(c.rowsRead, now - started).toLocaleString('en-US')} rows/s`,
+        `${c.sent.toLocaleString('en-US')}/${c.toSend.toLocaleString('en-US')} sent`,
+        `${c.requests()} requests, ${c.retries()} retries`,
+        `ETA ${etaText(fraction(c), now - phaseStarted)}`,
+      ];
+      return { phase: c.phase.padEnd(9), counts: counts.join(' | ') };
+    };
+    const bar = bars.create(1000, 0, fieldsNow());
+    this.terminal.showBar(() => bars.update());
+    const tick = (): void => {
       const f = fraction(c);
-      bar.update(f === undefined ? 0 : Math.round(f * 1000), {
-        phaseEta: etaText(f, now - phaseStarted),
-        phase: c.phase.padEnd(9),
-        rows: c.rowsRead.toLocaleString('en-US'),
-        rate: rate(c.rowsRead, now - started).toLocaleString('en-US'),
-        sent: c.sent.toLocaleString('en-US'),
-        toSend: c.toSend.toLocaleString('en-US'),
-        requests: c.requests(),
-        retries: c.retries(),
-      });
+      bar.update(f === undefined ? 0 : Math.round(f * 1000), fieldsNow());
     };
     const timer = setInterval(tick, 250);
     timer.unref();

@@ -80,6 +80,29 @@ describe('BarProgress', () => {
     expect(text()).toMatch(/finishing .*\| ETA 0s<EOL>\r?\n?$/);
   });
 
+  it('narrows the bar to fit the counts on the terminal, down to none, the last state too', () => {
+    const lastLine = (raw: string): string => (raw.split(`${String.fromCharCode(27)}[1G`).at(-1) ?? '').split(String.fromCharCode(27))[0] ?? '';
+    const shown = (columns: number): string => {
+      const { stream, text } = terminalStream(columns);
+      const display = new BarProgress(new TerminalOutput((t) => stream.write(t)), stream);
+      const c: RunCounters = { ...counters(), phase: 'uploading', rowsRead: 300_000, toSend: 310_000, sent: 62_900, requests: () => 5 };
+      const run = display.start('acme-crm', c);
+      vi.advanceTimersByTime(2000);
+      c.phase = 'finishing';
+      c.sent = 310_000;
+      run.stop();
+      return lastLine(text());
+    };
+    const counts = '300,000 rows, 150,000 rows/s | 310,000/310,000 sent | 5 requests, 0 retries | ETA 0s';
+    // Wide: the whole 40-character bar.
+    expect(shown(200)).toBe(`acme-crm finishing |${'\u2588'.repeat(40)}| 100% | ${counts}`);
+    // 140 columns: a narrower bar, the line one short of the width (cli-progress cut it at the width).
+    expect(shown(140)).toBe(`acme-crm finishing |${'\u2588'.repeat(26)}| 100% | ${counts}`);
+    expect(shown(140)).toHaveLength(139);
+    // 80 columns: no room for a bar; the counts come first (before, only the rows were seen).
+    expect(shown(80)).toBe(`acme-crm finishing | 100% | ${counts}`.slice(0, 80));
+  });
+
   it('shows one bar; a run started meanwhile gets none, and stopping either leaves no timer of the other behind', () => {
     let written = '';
     const stream = Object.assign(
