@@ -41,10 +41,19 @@ function rate(count: number, ms: number): number {
   return ms <= 0 ? 0 : Math.round((count * 1000) / ms);
 }
 
+function bytesFraction(c: RunCounters): number | undefined {
+  return c.bytesTotal ? Math.min(1, c.bytesRead / c.bytesTotal) : undefined;
+}
+
+/**
+ * The share of the phase done. A backfill uploads as it reads, without a count to send: its
+ * share is that of the source read. A run that ends before sending all it planned (stopped, a
+ * batch not delivered) is finishing short of 100%.
+ */
 function fraction(c: RunCounters): number | undefined {
-  if (c.phase === 'reading') return c.bytesTotal ? Math.min(1, c.bytesRead / c.bytesTotal) : undefined;
-  if (c.phase === 'uploading') return c.toSend > 0 ? Math.min(1, c.sent / c.toSend) : undefined;
-  if (c.phase === 'finishing') return 1;
+  if (c.phase === 'reading') return bytesFraction(c);
+  if (c.phase === 'uploading') return c.toSend > 0 ? Math.min(1, c.sent / c.toSend) : bytesFraction(c);
+  if (c.phase === 'finishing') return c.toSend > 0 ? Math.min(1, c.sent / c.toSend) : 1;
   return undefined;
 }
 
@@ -160,7 +169,8 @@ export class BarProgress implements ProgressDisplay {
       }
       const counts = [
         `${c.rowsRead.toLocaleString('en-US')} rows, ${rate(c.rowsRead, now - started).toLocaleString('en-US')} rows/s`,
-        `${c.sent.toLocaleString('en-US')}/${c.toSend.toLocaleString('en-US')} sent`,
+        // A backfill sends as it reads: no count to send is known.
+        c.toSend > 0 ? `${c.sent.toLocaleString('en-US')}/${c.toSend.toLocaleString('en-US')} sent` : `${c.sent.toLocaleString('en-US')} sent`,
         `${c.requests()} requests, ${c.retries()} retries`,
         `ETA ${etaText(fraction(c), now - phaseStarted)}`,
       ];

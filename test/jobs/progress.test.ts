@@ -56,6 +56,11 @@ function terminalStream(columns: number): { stream: Writable & { isTTY: boolean;
   return { stream, text: () => written };
 }
 
+/** The bar's last state in what was written: the text after its last move to column 1. */
+function lastLine(raw: string): string {
+  return (raw.split(`${String.fromCharCode(27)}[1G`).at(-1) ?? '').split(String.fromCharCode(27))[0] ?? '';
+}
+
 describe('BarProgress', () => {
   it("shows the phase's own ETA, with its unit, and '-' while the share done is unknown", () => {
     const { stream, text: raw } = terminalStream(200);
@@ -76,12 +81,12 @@ describe('BarProgress', () => {
     vi.advanceTimersByTime(10_000);
     expect(text()).toMatch(/\| 250\/1,000 sent \| 0 requests, 0 retries \| ETA 29s<EOL>$/);
     c.phase = 'finishing';
+    c.sent = 1000;
     run.stop();
     expect(text()).toMatch(/finishing .*\| ETA 0s<EOL>\r?\n?$/);
   });
 
   it('narrows the bar to fit the counts on the terminal, down to none, the last state too', () => {
-    const lastLine = (raw: string): string => (raw.split(`${String.fromCharCode(27)}[1G`).at(-1) ?? '').split(String.fromCharCode(27))[0] ?? '';
     const shown = (columns: number): string => {
       const { stream, text } = terminalStream(columns);
       const display = new BarProgress(new TerminalOutput((t) => stream.write(t)), stream);
@@ -101,6 +106,37 @@ describe('BarProgress', () => {
     expect(shown(140)).toHaveLength(139);
     // 80 columns: no room for a bar; the counts come first (before, only the rows were seen).
     expect(shown(80)).toBe(`acme-crm finishing | 100% | ${counts}`.slice(0, 80));
+  });
+
+  it("a backfill (no count to send) shows the share of the source read; a run stopped short is not shown 100% done", () => {
+    const { stream, text } = terminalStream(200);
+    const display = new BarProgress(new TerminalOutput((t) => stream.write(t)), stream);
+    // A backfill: uploading from the start, as it reads.
+    const backfill: RunCounters = { ...counters(), phase: 'uploading', bytesTotal: 4000, bytesRead: 1000, rowsRead: 100, sent: 200, requests: () => 1 };
+    const b = display.start('crm', backfill);
+    vi.advanceTimersByTime(10_000);
+    expect(lastLine(text())).toMatch(/^crm uploading \|█{10}░{30}\| 25% \| 100 rows, 10 rows\/s \| 200 sent \| 1 requests, 0 retries \| ETA 30s$/);
+    b.stop();
+    // A run stopped by Ctrl-C after sending part of its plan.
+    const run: RunCounters = { ...counters(), phase: 'uploading', toSend: 1000, sent: 400, rowsRead: 100 };
+    const r = display.start('crm', run);
+    vi.advanceTimersByTime(1000);
+    run.phase = 'finishing';
+    r.stop();
+    expect(lastLine(text())).toMatch(/^crm finishing \|█{16}░{24}\| 40% \| 100 rows, 100 rows\/s \| 400\/1,000 sent \| 0 requests, 0 retries \| ETA -$/);
+    // Off a terminal, the same shares.
+    const lines: Record<string, unknown>[] = [];
+    const logger = { info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
+    const log = new LogProgress(logger, 1000);
+    const l1 = log.start('crm', backfill, 'run-b');
+    const l2 = log.start('crm', run, 'run-r');
+    vi.advanceTimersByTime(1000);
+    l1.stop();
+    l2.stop();
+    expect(lines.map((l) => [l.run, l.percent])).toEqual([
+      ['run-b', 25],
+      ['run-r', 40],
+    ]);
   });
 
   it('shows one bar; a run started meanwhile gets none, and stopping either leaves no timer of the other behind', () => {
