@@ -121,6 +121,8 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
       else await backfillAudience(ctx, job);
     } else if (job.kind === 'catalog') await runCatalog(ctx, job);
     else await runAudience(ctx, job);
+    // A dry run ends after planning: its display ends as a run's that ran to its end does.
+    if (!ctx.interrupted) counters.phase = 'finishing';
   } catch (error) {
     fatal = toAdsyncError(error);
     if (fatal.code === 'INTERNAL_ERROR') logger.error({ err: error }, 'run failed with an internal error');

@@ -176,6 +176,23 @@ describe('in a terminal', () => {
     }
   });
 
+  it.runIf(hasScript)('a dry run ends its bar finished, not in its planning phase', { timeout: 60_000 }, async () => {
+    const ws = await createWorkspace();
+    try {
+      ws.write('crm.csv', 'Email\na@example.com\nb@example.com\n');
+      ws.write('crm.yaml', 'account_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n');
+      const { code, output } = await runInTerminal(['run', '--dry-run', 'crm.yaml'], { cwd: ws.dir, env: ws.env });
+      const screen = await render(output);
+      const text = screen.join('\n');
+      expect(code, text).toBe(0);
+      const bars = screen.filter((l) => l.startsWith('crm ') && l.includes(' | '));
+      expect(bars, text).toHaveLength(1);
+      expect(bars[0]).toMatch(/^crm finishing \|█+\| 100% \| 2 rows, [\d,]+ rows\/s \| 0 sent \| 0 requests, 0 retries \| ETA 0s$/);
+    } finally {
+      await ws.close();
+    }
+  });
+
   it.runIf(hasScript)('auth login asks for the PIN in the terminal and stores working credentials', { timeout: 60_000 }, async () => {
     const ws = await createWorkspace();
     try {
