@@ -74,12 +74,20 @@ export class CliContext {
     throw new ConfigError(`ADSYNC_LOG_LEVEL is "${value}": expected one of ${LOG_LEVELS.join(', ')} (or empty for the default, info)`);
   }
 
+  /**
+   * A terminal that takes no control sequences (TERM=dumb: Emacs shell buffers, some CI
+   * consoles): no progress bar, which redraws itself with them, and no colors.
+   */
+  get dumbTerminal(): boolean {
+    return this.env.TERM === 'dumb';
+  }
+
   get logger(): Logger {
     this.loggerCache ??= createLogger({
       level: this.logLevel(),
       pretty: this.io.isTty,
       // https://no-color.org: set to anything but the empty string, no colors.
-      color: (this.env.NO_COLOR ?? '') === '',
+      color: (this.env.NO_COLOR ?? '') === '' && !this.dumbTerminal,
       write: this.io.isTty ? (line) => this.terminal.line(line) : this.io.stderr,
     });
     return this.loggerCache;

@@ -69,7 +69,7 @@ export function loadJobs(ctx: CliContext, files: readonly string[], options: Loa
 
 export function progressFor(ctx: CliContext, quiet: boolean): ProgressDisplay {
   if (quiet) return new NoProgress();
-  return ctx.io.isTty ? new BarProgress(ctx.terminal) : new LogProgress(ctx.logger, ctx.settings.progressIntervalMs);
+  return ctx.io.isTty && !ctx.dumbTerminal ? new BarProgress(ctx.terminal) : new LogProgress(ctx.logger, ctx.settings.progressIntervalMs);
 }
 
 export function runEnvironment(ctx: CliContext, store: StateStore, progress: ProgressDisplay, owner = lockOwner()): RunEnvironment {

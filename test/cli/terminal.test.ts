@@ -32,11 +32,11 @@ interface Keystrokes {
 /**
  * Runs `args` of the CLI in a pseudo-terminal, typing each of `keys` in turn into the terminal
  * once the output matches its pattern. Resolves with the exit code, the raw output and how
- * many of `keys` were typed.
+ * many of `keys` were typed. TERM is xterm unless `term` says otherwise, whatever the suite runs under.
  */
-function runInTerminal(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; keys?: Keystrokes[] }): Promise<{ code: number | null; output: string; typed: number }> {
+function runInTerminal(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; keys?: Keystrokes[]; term?: string }): Promise<{ code: number | null; output: string; typed: number }> {
   const command = `stty cols ${COLUMNS} rows 50; exec ${[process.execPath, BIN, ...args].map(shellQuote).join(' ')}`;
-  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: options.cwd, env: { ...options.env, ADSYNC_LOG_LEVEL: 'info' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: options.cwd, env: { ...options.env, ADSYNC_LOG_LEVEL: 'info', TERM: options.term ?? 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
   let typed = 0;
   let typing = false;
@@ -188,6 +188,23 @@ describe('in a terminal', () => {
       const bars = screen.filter((l) => l.startsWith('crm ') && l.includes(' | '));
       expect(bars, text).toHaveLength(1);
       expect(bars[0]).toMatch(/^crm finishing \|█+\| 100% \| 2 rows, [\d,]+ rows\/s \| 0 sent \| 0 requests, 0 retries \| ETA 0s$/);
+    } finally {
+      await ws.close();
+    }
+  });
+
+  it.runIf(hasScript)('TERM=dumb: no progress bar and no colors', { timeout: 60_000 }, async () => {
+    const ws = await createWorkspace();
+    try {
+      ws.write('crm.csv', 'Email\na@example.com\nb@example.com\n');
+      ws.write('crm.yaml', 'account_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n');
+      const { code, output } = await runInTerminal(['run', 'crm.yaml'], { cwd: ws.dir, env: ws.env, term: 'dumb' });
+      const text = (await render(output)).join('\n');
+      expect(code, text).toBe(0);
+      expect(text).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: run finished$/m);
+      expect(text).toMatch(/^ {2}added +2$/m);
+      // Not one control sequence: no bar, no hidden cursor, no colors.
+      expect(output).not.toContain(String.fromCharCode(27));
     } finally {
       await ws.close();
     }
