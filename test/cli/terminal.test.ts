@@ -149,11 +149,16 @@ describe('in a terminal', () => {
     const ws = await createWorkspace();
     try {
       writeLargeExport(ws);
+      // The first upload request is answered only after 20 s, and the job waits that long for
+      // it: the run is still finishing it when the second Ctrl-C comes, however loaded the
+      // machine (a first Ctrl-C while reading ended the run at once, sometimes before the second).
+      ws.write('crm.yaml', `request_timeout_ms: 60000\n${ws.read('crm.yaml')}`);
+      ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 20_000, times: 1 });
       const { code, output, typed } = await runInTerminal(['run', 'crm.yaml'], {
         cwd: ws.dir,
         env: { ...ws.env, NO_COLOR: '1' },
         keys: [
-          { when: READING_UNDER_WAY, type: CTRL_C },
+          { when: /crm uploading /, type: CTRL_C },
           { when: /SIGINT received/, type: CTRL_C },
         ],
       });
