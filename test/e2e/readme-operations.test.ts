@@ -1,11 +1,14 @@
 /**
  * README's "Running it for real" examples, taken from README.md as written: the systemd unit
- * must mean to systemd what its comments say.
+ * must mean to systemd what its comments say, and the cron line must run the job with the
+ * credentials of the environment file it names (the file the unit reads, `KEY=value` lines).
  */
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/cli.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BIN, collect, ROOT } from '../helpers/cli.js';
+import { createWorkspace, type Workspace } from '../helpers/e2e.js';
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 
@@ -19,6 +22,12 @@ function fencedBlock(after: string, lang: string): string {
 }
 
 describe('README: running it for real', () => {
+  let ws: Workspace | undefined;
+  afterEach(async () => {
+    await ws?.close();
+    ws = undefined;
+  });
+
   it('the systemd unit has no text after a value: systemd reads a "#" there as part of the value', () => {
     const unit = fencedBlock('A systemd unit for the scheduler', 'ini');
     const settings = unit.split('\n').filter((line) => /^[A-Za-z]+=/.test(line));
@@ -29,5 +38,39 @@ describe('README: running it for real', () => {
     expect(settings.filter((line) => /\s[#;]/.test(line))).toEqual([]);
     expect(unit).toMatch(/^TimeoutStopSec=\d+$/m);
     expect(unit).toMatch(/^EnvironmentFile=\/etc\/adsync\/env$/m);
+  });
+
+  it('the cron line runs the job with the variables of the environment file', { timeout: 60_000 }, async () => {
+    ws = await createWorkspace();
+    const cron = fencedBlock('Or plain cron, one line per job', 'cron').split('\n')[0] ?? '';
+    const command = cron.split(/\s+/).slice(5).join(' ');
+    expect(command).toContain('/etc/adsync/env');
+    ws.write(
+      'jobs/acme-crm.yaml',
+      'account_id: emu-account\nsource:\n  path: crm.csv\naudience:\n  custom_audience_id: emu-audience\n  identifiers:\n    email: Email\n',
+    );
+    ws.write('jobs/crm.csv', 'Email\nada@example.com\nbob@example.com\n');
+    // The file systemd's EnvironmentFile= reads: KEY=value lines, no `export`.
+    const envFile = ws.write(
+      'etc/env',
+      Object.entries(ws.env)
+        .filter(([key]) => key.startsWith('ADSYNC_'))
+        .map(([key, value]) => `${key}=${value ?? ''}\n`)
+        .join(''),
+    );
+    const logs = join(ws.dir, 'log');
+    mkdirSync(logs);
+    const local = command
+      .replaceAll('/etc/adsync/env', envFile)
+      .replaceAll('/var/log/adsync', logs)
+      .replaceAll('node bin/adsync.js', `"${process.execPath}" "${BIN}"`)
+      .replaceAll('cd /srv/adsync', `cd "${ws.dir}"`);
+    // cron's environment: none of the ADSYNC_* variables.
+    const cronEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: ws.env.HOME ?? ws.dir, SHELL: '/bin/sh' };
+    const r = await collect(spawn('/bin/sh', ['-c', local], { env: cronEnv, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const errors = readFileSync(join(logs, 'acme-crm.log'), 'utf8');
+    expect(r.code, errors).toBe(0);
+    const summary = JSON.parse(readFileSync(join(logs, 'acme-crm.jsonl'), 'utf8')) as Record<string, unknown>;
+    expect([summary.job, summary.status, summary.added]).toEqual(['acme-crm', 'success', 2]);
   });
 });
