@@ -2,6 +2,9 @@
  * `adsync demo --json`: stdout holds only JSON lines, one summary object per job run (two
  * demo jobs, run twice); the banner, the section headers and the emulator's state go to stderr.
  */
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { baseEnv, ROOT, runCli } from '../helpers/cli.js';
 
@@ -23,4 +26,17 @@ describe('adsync demo --json', () => {
     expect(r.stderr).toContain('== what the emulator now holds\n');
     expect(r.stderr).toContain('adsync demo --keep');
   });
+
+  it('a settings file that is not valid ends the demo with exit 2, nothing started or left behind', { timeout: 30_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'adsync-demo-settings-'));
+    const temp = mkdtempSync(join(tmpdir(), 'adsync-demo-tmpdir-'));
+    writeFileSync(join(dir, 'adsync.yaml'), 'concurrency: 0\n');
+    // Before the fix the error came after the emulator listened, and its server kept the
+    // process alive for good: the run below never ended.
+    const r = await runCli(['demo', '--json'], { env: baseEnv({ ADSYNC_CONFIG: join(dir, 'adsync.yaml'), TMPDIR: temp }), cwd: ROOT });
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toBe(`adsync: ${join(dir, 'adsync.yaml')} is not valid:\n  concurrency: Too small: expected number to be >=1\n`);
+    expect(readdirSync(temp)).toEqual([]);
+  });
 });
+

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadJob } from '../../jobs/load-job.js';
 import { runJob } from '../../jobs/runner.js';
-import { openStateStore } from '../../state/index.js';
+import { openStateStore, type StateStore } from '../../state/index.js';
 import type { CliContext } from '../context.js';
 import { lockOwner, progressFor, reportRun } from '../job-session.js';
 
@@ -29,10 +29,13 @@ export function registerDemo(program: Command, ctx: CliContext): void {
     .option('--json', 'print the JSON summaries instead of tables (stdout: only those; the rest goes to stderr)')
     .option('--keep', 'keep the temporary folder with the state database and rejects files')
     .action(async (flags: { json?: boolean; keep?: boolean }) => {
+      // Settings that are not valid (a settings file, ADSYNC_* variables) fail here, before the
+      // emulator listens: an error after it would leave its server keeping the process alive.
+      const base = ctx.settings;
       const { startEmulator } = await import('../../emulator/index.js');
       const emulator = await startEmulator({ rateLimits: 'default' });
       const work = mkdtempSync(join(tmpdir(), 'adsync-demo-'));
-      const settings = { ...ctx.settings, adsUrl: emulator.url, apiUrl: emulator.url, statePath: join(work, 'state.sqlite'), rejectsDir: join(work, 'rejects') };
+      const settings = { ...base, adsUrl: emulator.url, apiUrl: emulator.url, statePath: join(work, 'state.sqlite'), rejectsDir: join(work, 'rejects') };
       const c = emulator.credentials;
       const env = {
         ...ctx.env,
@@ -41,11 +44,12 @@ export function registerDemo(program: Command, ctx: CliContext): void {
         ADSYNC_ACCESS_TOKEN: c.accessToken,
         ADSYNC_ACCESS_TOKEN_SECRET: c.accessTokenSecret,
       };
-      const store = openStateStore(settings.statePath, { offThreadCommitMin: settings.commitThreadMin });
       // With --json, stdout holds only the summary objects (one JSON line per job run); the
       // banner, the headers and the emulator's state go to stderr.
       const out = flags.json === true ? ctx.io.stderr : ctx.io.stdout;
+      let store: StateStore | undefined;
       try {
+        store = openStateStore(settings.statePath, { offThreadCommitMin: settings.commitThreadMin });
         out(`adsync demo: emulator on ${emulator.url}, state in ${work}\n\n`);
         const jobs = DEMO_JOBS.map((f) => loadJob(join(jobsDir(), f), settings, { cwd: ctx.cwd }));
         const environment = { settings, store, logger: ctx.logger, env, progress: progressFor(ctx, flags.json === true), owner: lockOwner(), stop: ctx.shutdown.signal };
@@ -65,7 +69,7 @@ export function registerDemo(program: Command, ctx: CliContext): void {
             : `\nThe demo's state and rejects files are removed now; \`adsync demo --keep\` keeps them (then: ADSYNC_STATE=<folder>/state.sqlite adsync runs).\n`,
         );
       } finally {
-        await store.close();
+        await store?.close();
         await emulator.close();
         if (flags.keep !== true) rmSync(work, { recursive: true, force: true });
       }
