@@ -43,7 +43,7 @@ export function buildProgram(ctx: CliContext): Command {
   const program = new Command('adsync')
     .description('Keeps X Ads product catalogs and audiences in step with your own data.')
     .version(packageVersion(), '-V, --version', "print adsync's version")
-    .addOption(new Option('--config <file>', 'settings file (default: config/adsync.yaml when present, or ADSYNC_CONFIG)'))
+    .addOption(new Option('--config <file>', 'settings file (default: the file ADSYNC_CONFIG names, else config/adsync.yaml when present)'))
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS))
     .showHelpAfterError('(run `adsync --help` for usage)')
     .exitOverride()

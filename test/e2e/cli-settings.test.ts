@@ -93,6 +93,9 @@ describe('where the settings come from', () => {
     rmSync(join(ws.dir, 'config'), { recursive: true });
     expect(await rejectsDirOf([], { ADSYNC_CONFIG: undefined })).toBe(join('.adsync', 'rejects'));
     expect(members()).toHaveLength(2);
+    // --help says so, in that order.
+    const help = await ws.cli(['--help']);
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain('--config <file> settings file (default: the file ADSYNC_CONFIG names, else config/adsync.yaml when present)');
   });
 
   it('a leading ~ in state, rejects_dir, a job source and ADSYNC_STATE is the home folder (no folder named ~)', async () => {
