@@ -9,7 +9,7 @@
  * (`default` for the unnamed profile). The credentials file must not be readable by group or
  * others; adsync refuses to read one that is.
  */
-import { chmodSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { inspect } from 'node:util';
@@ -94,9 +94,18 @@ export function envPrefix(profile: string | undefined): string {
 export function readCredentialsFile(path: string): CredentialsFile | undefined {
   if (!existsSync(path)) return undefined;
   let text: string;
-  const fd = openSync(path, 'r');
+  let fd: number;
   try {
-    const mode = fstatSync(fd).mode;
+    fd = openSync(path, 'r');
+  } catch (error) {
+    throw fileError('read', path, error);
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) {
+      throw new ConfigError(`credentials file ${path} is not a file`, { hint: 'name the file itself (credentials_file, ADSYNC_CREDENTIALS or --credentials-file), not its folder' });
+    }
+    const mode = stat.mode;
     if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
       throw new ConfigError(
         `credentials file ${path} can be read by others (mode ${(mode & 0o777).toString(8)}); adsync will not use it`,
@@ -104,6 +113,8 @@ export function readCredentialsFile(path: string): CredentialsFile | undefined {
       );
     }
     text = readFileSync(fd, 'utf8');
+  } catch (error) {
+    throw error instanceof ConfigError ? error : fileError('read', path, error);
   } finally {
     closeSync(fd);
   }
@@ -125,11 +136,31 @@ export function writeCredentialsProfile(path: string, profile: string, values: {
   envPrefix(profile); // validates the name
   const current = readCredentialsFile(path) ?? { profiles: {} };
   current.profiles[profile] = { ...current.profiles[profile], ...values };
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(current, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, path);
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    writeFileSync(tmp, `${JSON.stringify(current, null, 2)}\n`, { mode: 0o600 });
+    chmodSync(tmp, 0o600);
+    renameSync(tmp, path);
+  } catch (error) {
+    try {
+      rmSync(tmp, { force: true });
+    } catch {
+      // Nothing was written there.
+    }
+    throw fileError('write', path, error);
+  }
+}
+
+/** A file-system failure on the credentials file, as the operator can act on it (never a bug report). */
+function fileError(action: 'read' | 'write', path: string, error: unknown): ConfigError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const reason = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EROFS' ? 'the file system is read-only' : (error as Error).message;
+  const hint =
+    action === 'read'
+      ? `make ${path} readable by the user adsync runs as (and mode 0600), or name another file with credentials_file, ADSYNC_CREDENTIALS or --credentials-file`
+      : `make the folder ${dirname(path)} writable by the user adsync runs as, or name another file with --credentials-file (or credentials_file, ADSYNC_CREDENTIALS)`;
+  return new ConfigError(`cannot ${action} the credentials file ${path}: ${reason}`, { cause: error, hint });
 }
 
 export interface LoadCredentialsOptions {

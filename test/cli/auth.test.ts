@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdsApiClient } from '../../src/api/client.js';
@@ -16,14 +16,19 @@ afterAll(async () => {
   await emulator.close();
 });
 
+/** The emulator's addresses and its app's consumer key and secret, for profile acme. */
+function acmeEnv(): NodeJS.ProcessEnv {
+  return baseEnv({
+    ADSYNC_API_URL: emulator.url,
+    ADSYNC_ADS_URL: emulator.url,
+    ADSYNC_ACME_CONSUMER_KEY: emulator.credentials.consumerKey,
+    ADSYNC_ACME_CONSUMER_SECRET: emulator.credentials.consumerSecret,
+  });
+}
+
 describe('adsync auth login / revoke against the emulator', () => {
   it('runs the PIN flow in two steps, stores working credentials 0600, and revokes them', async () => {
-    const env = baseEnv({
-      ADSYNC_API_URL: emulator.url,
-      ADSYNC_ADS_URL: emulator.url,
-      ADSYNC_ACME_CONSUMER_KEY: emulator.credentials.consumerKey,
-      ADSYNC_ACME_CONSUMER_SECRET: emulator.credentials.consumerSecret,
-    });
+    const env = acmeEnv();
     const credentialsFile = join(env.HOME ?? '', '.config', 'adsync', 'credentials.json');
 
     const step1 = await runCli(['auth', 'login', '--profile', 'acme'], { env });
@@ -122,5 +127,28 @@ describe('adsync auth login / revoke against the emulator', () => {
     const result = await runCli(['auth', 'login', '--profile', 'nobody'], { env: baseEnv() });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('credentials profile "nobody" is incomplete: ADSYNC_NOBODY_CONSUMER_KEY, ADSYNC_NOBODY_CONSUMER_SECRET are not set');
+  });
+
+  it('a credentials file that cannot be written or read: exit 2 naming the file and the fix, not "a bug in adsync"', async () => {
+    const env = acmeEnv();
+    const home = env.HOME ?? '';
+    // The folder named for the file is a file: nothing can be written under it.
+    writeFileSync(join(home, 'not-a-folder'), 'x');
+    const unwritable = join(home, 'not-a-folder', 'credentials.json');
+    const write = await runCli(['auth', 'login', '--profile', 'acme', '--no-prompt', '--credentials-file', unwritable], { env });
+    expect(write.code).toBe(2);
+    expect(write.stderr).not.toContain('internal error');
+    expect(write.stderr.split('\n').slice(-3).join('\n')).toMatch(
+      new RegExp(`^adsync: cannot write the credentials file ${unwritable.replace(/[.]/g, '\\.')}: .*\n  hint: make the folder ${join(home, 'not-a-folder').replace(/[.]/g, '\\.')} writable by the user adsync runs as, or name another file with --credentials-file \\(or credentials_file, ADSYNC_CREDENTIALS\\)\n$`),
+    );
+
+    // A folder where the file should be.
+    const folder = join(home, 'creds-folder');
+    mkdirSync(folder, { mode: 0o700 });
+    const read = await runCli(['auth', 'revoke', '--profile', 'acme', '--credentials-file', folder], { env });
+    expect(read.code).toBe(2);
+    expect(read.stderr).toBe(
+      `adsync: credentials file ${folder} is not a file\n  hint: name the file itself (credentials_file, ADSYNC_CREDENTIALS or --credentials-file), not its folder\n`,
+    );
   });
 });
