@@ -9,9 +9,9 @@
  * (`default` for the unnamed profile). The credentials file must not be readable by group or
  * others; adsync refuses to read one that is.
  */
-import { chmodSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { inspect } from 'node:util';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
@@ -131,9 +131,32 @@ export function readCredentialsFile(path: string): CredentialsFile | undefined {
   return result.data;
 }
 
-/** Writes (or updates) one profile; the file is created with mode 0600 and replaced atomically. */
-export function writeCredentialsProfile(path: string, profile: string, values: { [K in keyof StoredProfile]?: string | undefined }): void {
+/**
+ * The file a write replaces: the target of a symbolic link (followed even when it dangles),
+ * so that a link (to a secrets volume, say) stays a link and its target gets the update.
+ */
+function writeTarget(path: string): string {
+  let current = path;
+  for (let hops = 0; hops < 40; hops++) {
+    let link: string;
+    try {
+      if (!lstatSync(current).isSymbolicLink()) return current;
+      link = readlinkSync(current);
+    } catch {
+      return current;
+    }
+    current = resolve(dirname(current), link);
+  }
+  return current;
+}
+
+/**
+ * Writes (or updates) one profile; the file is created with mode 0600 and replaced atomically.
+ * A credentials file that is a symbolic link stays one: its target is replaced.
+ */
+export function writeCredentialsProfile(credentialsPath: string, profile: string, values: { [K in keyof StoredProfile]?: string | undefined }): void {
   envPrefix(profile); // validates the name
+  const path = writeTarget(credentialsPath);
   const current = readCredentialsFile(path) ?? { profiles: {} };
   current.profiles[profile] = { ...current.profiles[profile], ...values };
   const tmp = `${path}.${process.pid}.tmp`;

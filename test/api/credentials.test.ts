@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
@@ -51,6 +51,26 @@ describe('credentials', () => {
     expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({
       profiles: { acme: { consumer_key: 'fk', consumer_secret: 'fs', access_token: 'ft', access_token_secret: 'fts' }, default: { consumer_key: 'dk' } },
     });
+  });
+
+  it('keeps a credentials file that is a symbolic link a link, and updates its target', () => {
+    const dir = tmp();
+    mkdirSync(join(dir, 'secrets'), { mode: 0o700 });
+    const target = join(dir, 'secrets', 'adsync.json');
+    writeCredentialsProfile(target, 'acme', { consumer_key: 'ak' });
+    const link = join(dir, 'credentials.json');
+    symlinkSync(join('secrets', 'adsync.json'), link);
+    writeCredentialsProfile(link, 'other', { consumer_key: 'ok' });
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readFileSync(target, 'utf8'))).toEqual({ profiles: { acme: { consumer_key: 'ak' }, other: { consumer_key: 'ok' } } });
+    expect(statSync(target).mode & 0o777).toBe(0o600);
+
+    // A link whose target does not exist yet: the target is created, the link kept.
+    const dangling = join(dir, 'dangling.json');
+    symlinkSync(join(dir, 'secrets', 'new.json'), dangling);
+    writeCredentialsProfile(dangling, 'acme', { consumer_key: 'nk' });
+    expect(lstatSync(dangling).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readFileSync(join(dir, 'secrets', 'new.json'), 'utf8'))).toEqual({ profiles: { acme: { consumer_key: 'nk' } } });
   });
 
   it('refuses a credentials file that others can read', () => {
