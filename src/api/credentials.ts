@@ -9,7 +9,7 @@
  * (`default` for the unnamed profile). The credentials file must not be readable by group or
  * others; adsync refuses to read one that is.
  */
-import { chmodSync, closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { inspect } from 'node:util';
@@ -157,21 +157,72 @@ function writeTarget(path: string): string {
 export function writeCredentialsProfile(credentialsPath: string, profile: string, values: { [K in keyof StoredProfile]?: string | undefined }): void {
   envPrefix(profile); // validates the name
   const path = writeTarget(credentialsPath);
-  const current = readCredentialsFile(path) ?? { profiles: {} };
-  current.profiles[profile] = { ...current.profiles[profile], ...values };
-  const tmp = `${path}.${process.pid}.tmp`;
   try {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    writeFileSync(tmp, `${JSON.stringify(current, null, 2)}\n`, { mode: 0o600 });
-    chmodSync(tmp, 0o600);
-    renameSync(tmp, path);
   } catch (error) {
-    try {
-      rmSync(tmp, { force: true });
-    } catch {
-      // Nothing was written there.
-    }
     throw fileError('write', path, error);
+  }
+  withWriteLock(path, () => {
+    const current = readCredentialsFile(path) ?? { profiles: {} };
+    current.profiles[profile] = { ...current.profiles[profile], ...values };
+    const tmp = `${path}.${process.pid}.tmp`;
+    try {
+      writeFileSync(tmp, `${JSON.stringify(current, null, 2)}\n`, { mode: 0o600 });
+      chmodSync(tmp, 0o600);
+      renameSync(tmp, path);
+    } catch (error) {
+      try {
+        rmSync(tmp, { force: true });
+      } catch {
+        // Nothing was written there.
+      }
+      throw fileError('write', path, error);
+    }
+  });
+}
+
+const LOCK_WAIT_MS = 10_000;
+/** A lock older than this was left by a process that died while holding it. */
+const LOCK_STALE_MS = 30_000;
+
+/**
+ * Runs one read-modify-write of the credentials file under `<file>.lock`, so that two
+ * `adsync auth` commands at once (two profiles logged in by a script) do not drop each
+ * other's profile.
+ */
+function withWriteLock(path: string, update: () => void): void {
+  const lock = `${path}.lock`;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      closeSync(openSync(lock, 'wx', 0o600));
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw fileError('write', path, error);
+    }
+    if (lockAgeMs(lock) > LOCK_STALE_MS) {
+      rmSync(lock, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) {
+      throw new ConfigError(`the credentials file ${path} is being written by another adsync (lock file ${lock})`, {
+        hint: `run the command again; if no other \`adsync auth\` command is running, remove ${lock}`,
+      });
+    }
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+  }
+  try {
+    update();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
+function lockAgeMs(lock: string): number {
+  try {
+    return Date.now() - statSync(lock).mtimeMs;
+  } catch {
+    return 0; // released meanwhile: try again
   }
 }
 

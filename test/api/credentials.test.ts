@@ -1,7 +1,9 @@
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadCredentials, writeCredentialsProfile } from '../../src/api/credentials.js';
 import { ConfigError } from '../../src/errors.js';
@@ -71,6 +73,27 @@ describe('credentials', () => {
     writeCredentialsProfile(dangling, 'acme', { consumer_key: 'nk' });
     expect(lstatSync(dangling).isSymbolicLink()).toBe(true);
     expect(JSON.parse(readFileSync(join(dir, 'secrets', 'new.json'), 'utf8'))).toEqual({ profiles: { acme: { consumer_key: 'nk' } } });
+  });
+
+  it('keeps every profile when several processes write the file at once', async () => {
+    const path = join(tmp(), 'credentials.json');
+    const module = fileURLToPath(new URL('../../dist/api/credentials.js', import.meta.url));
+    // Each process stores its own profile 20 times over, as concurrent `adsync auth login`s do.
+    const script = `const { writeCredentialsProfile } = await import(${JSON.stringify(module)}); for (let i = 0; i < 20; i++) writeCredentialsProfile(process.argv[1], process.argv[2], { consumer_key: 'k' + i });`;
+    const names = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'];
+    const codes = await Promise.all(
+      names.map(
+        (name) =>
+          new Promise<number | null>((done) => {
+            spawn(process.execPath, ['--input-type=module', '-e', script, path, name], { stdio: 'inherit' }).on('close', done);
+          }),
+      ),
+    );
+    expect(codes).toEqual(names.map(() => 0));
+    const stored = JSON.parse(readFileSync(path, 'utf8')) as { profiles: Record<string, { consumer_key: string }> };
+    expect(Object.keys(stored.profiles).sort()).toEqual(names);
+    expect(Object.values(stored.profiles).map((p) => p.consumer_key)).toEqual(names.map(() => 'k19'));
+    expect(existsSync(`${path}.lock`)).toBe(false);
   });
 
   it('refuses a credentials file that others can read', () => {
