@@ -266,6 +266,20 @@ function incompleteHint(profile: string, prefix: string, path: string, missing: 
   return `${setConsumer}; then set the access token variables too, or run \`${login}\` to store them (README, "Credentials")`;
 }
 
+/**
+ * A key, token or secret as given. They never contain spaces or quotes: spaces, a carriage
+ * return (an env file saved on Windows) or quotes around one (kept by `docker --env-file`)
+ * would only make every signature wrong, so they are refused here, by name, before any work.
+ */
+function plainValue(value: string, where: string, profile: string): string {
+  const quoted = /^(["']).*\1$/s.test(value);
+  if (value === value.trim() && !quoted) return value;
+  const what = quoted ? 'quotes' : 'spaces or a line break';
+  throw new ConfigError(`credentials profile "${profile}": ${where} has ${what} around its value`, {
+    hint: "remove them where it is set: keys, tokens and secrets never contain them (docker's --env-file and docker compose keep quotes and spaces as part of a value; a file saved with Windows line ends adds a carriage return)",
+  });
+}
+
 /** Resolves a profile's credentials from the environment, then the credentials file. */
 export function loadCredentials(options: LoadCredentialsOptions = {}): Credentials {
   const env = options.env ?? process.env;
@@ -279,12 +293,12 @@ export function loadCredentials(options: LoadCredentialsOptions = {}): Credentia
   for (const [field, envName, fileName] of wanted) {
     const fromEnv = env[prefix + envName];
     if (fromEnv) {
-      values[field] = fromEnv;
+      values[field] = plainValue(fromEnv, prefix + envName, profile);
       continue;
     }
     stored ??= readCredentialsFile(path)?.profiles[profile] ?? {};
     const fromFile = stored[fileName];
-    if (fromFile) values[field] = fromFile;
+    if (fromFile) values[field] = plainValue(fromFile, `${fileName} in profile "${profile}" of ${path}`, profile);
     else missing.push(prefix + envName);
   }
   if (missing.length > 0) {

@@ -96,6 +96,36 @@ describe('credentials', () => {
     expect(existsSync(`${path}.lock`)).toBe(false);
   });
 
+  it('refuses a value with spaces, a carriage return or quotes around it, naming where it comes from but not the value', () => {
+    const env = { ADSYNC_ACME_CONSUMER_KEY: 'ak', ADSYNC_ACME_CONSUMER_SECRET: 'as-secret', ADSYNC_ACME_ACCESS_TOKEN: 'at-token' };
+    const path = join(tmp(), 'credentials.json');
+    const failure = (extra: Record<string, string>): ConfigError => {
+      try {
+        loadCredentials({ profile: 'acme', env: { ...env, ...extra }, credentialsPath: path });
+      } catch (error) {
+        return error as ConfigError;
+      }
+      throw new Error('loaded');
+    };
+    for (const [value, what] of [
+      ['ats-secret\r', 'spaces or a line break'],
+      [' ats-secret', 'spaces or a line break'],
+      ['"ats-secret"', 'quotes'],
+      ["'ats-secret'", 'quotes'],
+    ] as const) {
+      const error = failure({ ADSYNC_ACME_ACCESS_TOKEN_SECRET: value });
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error.exitCode).toBe(2);
+      expect(error.message).toBe(`credentials profile "acme": ADSYNC_ACME_ACCESS_TOKEN_SECRET has ${what} around its value`);
+      expect(`${error.message}${error.hint ?? ''}`).not.toContain('ats-secret');
+    }
+    writeCredentialsProfile(path, 'acme', { access_token_secret: 'ats-secret ' });
+    expect(failure({}).message).toBe(`credentials profile "acme": access_token_secret in profile "acme" of ${path} has spaces or a line break around its value`);
+    // A quote inside a value, or an empty variable (the file's value is used), is fine.
+    writeCredentialsProfile(path, 'acme', { consumer_key: 'fk', access_token_secret: 'ats"secret' });
+    expect(loadCredentials({ profile: 'acme', env: { ...env, ADSYNC_ACME_CONSUMER_KEY: '' }, credentialsPath: path }).accessTokenSecret).toBe('ats"secret');
+  });
+
   it('refuses a credentials file that others can read', () => {
     const path = join(tmp(), 'credentials.json');
     writeFileSync(path, JSON.stringify({ profiles: { default: { consumer_key: 'k' } } }));
