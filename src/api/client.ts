@@ -104,12 +104,12 @@ function parseJsonBody(body: Buffer): unknown {
 }
 
 /** Maps a non-2xx answer to its typed error. */
-export function errorForAnswer(method: string, path: string, answer: HttpResponse, now = Date.now()): Error {
+export function errorForAnswer(method: string, path: string, answer: HttpResponse, now = Date.now(), profile?: string): Error {
   const { errors, operationErrors } = parseErrorBody(parseJsonBody(answer.body));
   const ctx: HttpErrorContext = { method, path, status: answer.status, errors };
   const s = answer.status;
   if (s === 400) return new ApiValidationError(ctx, operationErrors);
-  if (s === 401) return new AuthError(ctx);
+  if (s === 401) return new AuthError(ctx, profile);
   if (s === 403) return new ForbiddenError(ctx);
   if (s === 404) return new NotFoundError(ctx);
   if (s === 429) {
@@ -262,7 +262,7 @@ export class AdsApiClient {
       { method: call.method, path: call.path, status: answer.status, ms: Math.round(performance.now() - started), bytes: body.buffer?.length ?? 0 },
       'API call',
     );
-    if (answer.status < 200 || answer.status > 299) throw errorForAnswer(call.method, call.path, answer);
+    if (answer.status < 200 || answer.status > 299) throw errorForAnswer(call.method, call.path, answer, Date.now(), this.credentials.profile);
     return answer;
   }
 

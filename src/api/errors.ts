@@ -78,8 +78,10 @@ export class AuthError extends ApiError {
   override readonly exitCode = ExitCode.auth;
   readonly revoked: boolean;
 
-  constructor(ctx: HttpErrorContext) {
+  /** `profile`: the credentials profile the request was signed with, named in the hint. */
+  constructor(ctx: HttpErrorContext, profile = 'default') {
     const revoked = ctx.errors.some((e) => String(e.code) === '89');
+    const named = profile === 'default' ? '' : ` --profile ${profile}`;
     super(
       ctx,
       revoked
@@ -87,8 +89,8 @@ export class AuthError extends ApiError {
         : `authentication failed: ${describe(ctx)}`,
       {
         hint: revoked
-          ? 'run `adsync auth login` to authorize again, then update the credentials profile the job uses'
-          : 'check the consumer key/secret and access token/secret of the credentials profile (see README, "Credentials")',
+          ? `run \`adsync auth login${named}\` to authorize again, then update the credentials profile the job uses`
+          : `check the consumer key/secret and access token/secret of the credentials profile${profile === 'default' ? '' : ` "${profile}"`} (see README, "Credentials")`,
       },
     );
     this.revoked = revoked;

@@ -26,6 +26,12 @@ function acmeEnv(): NodeJS.ProcessEnv {
   });
 }
 
+/** The PIN the emulator's authorization page shows for the address step 1 printed (the user approving). */
+async function approvedPin(step1Stderr: string): Promise<string> {
+  const token = new URL(/(http:\/\/\S+)/.exec(step1Stderr)?.[1] ?? '').searchParams.get('oauth_token') ?? '';
+  return ((await (await fetch(`${emulator.url}/_emulator/pin?oauth_token=${encodeURIComponent(token)}`)).json()) as { pin: string }).pin;
+}
+
 describe('adsync auth login / revoke against the emulator', () => {
   it('runs the PIN flow in two steps, stores working credentials 0600, and revokes them', async () => {
     const env = acmeEnv();
@@ -82,8 +88,7 @@ describe('adsync auth login / revoke against the emulator', () => {
       ADSYNC_CONSUMER_SECRET: emulator.credentials.consumerSecret,
     });
     const step1 = await runCli(['auth', 'login', '--no-prompt'], { env });
-    const token = new URL(/(http:\/\/\S+)/.exec(step1.stderr)?.[1] ?? '').searchParams.get('oauth_token') ?? '';
-    const pin = ((await (await fetch(`${emulator.url}/_emulator/pin?oauth_token=${encodeURIComponent(token)}`)).json()) as { pin: string }).pin;
+    const pin = await approvedPin(step1.stderr);
     const step2 = await runCli(['auth', 'login', '--pin', pin, '--print'], { env });
     expect(step2.code, step2.stderr).toBe(0);
     expect(step2.stdout).toMatch(/^export ADSYNC_CONSUMER_KEY='emulator-consumer-key'\nexport ADSYNC_CONSUMER_SECRET='emulator-consumer-secret'\nexport ADSYNC_ACCESS_TOKEN='[^']+'\nexport ADSYNC_ACCESS_TOKEN_SECRET='[^']+'\n$/);
@@ -100,8 +105,7 @@ describe('adsync auth login / revoke against the emulator', () => {
     expect(step1.code, step1.stderr).toBe(0);
     const finish = `adsync auth login --profile acme --credentials-file ${credentialsFile} --pin <PIN> --print`;
     expect(step1.stderr).toContain(`Then finish with:\n\n  ${finish}\n`);
-    const token = new URL(/(http:\/\/\S+)/.exec(step1.stderr)?.[1] ?? '').searchParams.get('oauth_token') ?? '';
-    const pin = ((await (await fetch(`${emulator.url}/_emulator/pin?oauth_token=${encodeURIComponent(token)}`)).json()) as { pin: string }).pin;
+    const pin = await approvedPin(step1.stderr);
 
     // Exactly what the operator was told to run.
     const step2 = await runCli(finish.replace('<PIN>', pin).split(' ').slice(1), { env });
@@ -149,6 +153,26 @@ describe('adsync auth login / revoke against the emulator', () => {
     expect(read.code).toBe(2);
     expect(read.stderr).toBe(
       `adsync: credentials file ${folder} is not a file\n  hint: name the file itself (credentials_file, ADSYNC_CREDENTIALS or --credentials-file), not its folder\n`,
+    );
+  });
+
+  it('a job whose profile\'s token was revoked: the hint names that profile in the login command', async () => {
+    const env = acmeEnv();
+    const home = env.HOME ?? '';
+    const step1 = await runCli(['auth', 'login', '--profile', 'acme', '--no-prompt'], { env });
+    const step2 = await runCli(['auth', 'login', '--profile', 'acme', '--pin', await approvedPin(step1.stderr), '--print'], { env });
+    expect(step2.code, step2.stderr).toBe(0);
+    for (const [, name, value] of step2.stdout.matchAll(/^export (\w+)='([^']*)'$/gm)) env[name ?? ''] = value;
+    const revoke = await runCli(['auth', 'revoke', '--profile', 'acme'], { env });
+    expect(revoke.code, revoke.stderr).toBe(0);
+
+    writeFileSync(join(home, 'crm.csv'), 'Email\nsomeone@example.com\n');
+    const job = join(home, 'crm.yaml');
+    writeFileSync(job, 'name: crm\naccount_id: emu-account\ncredentials: acme\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n');
+    const run = await runCli(['run', job], { env: { ...env, ADSYNC_STATE: join(home, 'state.sqlite') } });
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain(
+      'failed: the access token was revoked (HTTP 401, code 89) on POST /12/accounts/emu-account/custom_audiences/emu-audience/users (run `adsync auth login --profile acme` to authorize again, then update the credentials profile the job uses)\n',
     );
   });
 });
