@@ -73,12 +73,21 @@ describe('adsync auth login / revoke against the emulator', () => {
     const revoke = await runCli(['auth', 'revoke', '--profile', 'acme'], { env });
     expect(revoke.code, revoke.stderr).toBe(0);
     expect(revoke.stderr).toContain('Revoked the access token of profile "acme"');
+    const storedAfterRevoke = readFileSync(credentialsFile, 'utf8');
     const error = await getAccount(client, emulator.ids.accountId).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AuthError);
     expect((error as AuthError).revoked).toBe(true);
     const after = (JSON.parse(readFileSync(credentialsFile, 'utf8')) as { profiles: Record<string, Record<string, string>> }).profiles.acme ?? {};
     expect(after.access_token).toBeUndefined();
     expect(after.consumer_key).toBe(emulator.credentials.consumerKey);
+
+    // Revoking a token that is already revoked (a copy of the file elsewhere, a lost answer)
+    // is done, not a failure: the token leaves the file.
+    writeFileSync(credentialsFile, storedAfterRevoke.replace('"consumer_key"', `"access_token": ${JSON.stringify(stored.access_token)}, "access_token_secret": ${JSON.stringify(stored.access_token_secret)}, "consumer_key"`), { mode: 0o600 });
+    const again = await runCli(['auth', 'revoke', '--profile', 'acme'], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toBe('The access token of profile "acme" was already revoked; it can no longer be used.\n');
+    expect(readFileSync(credentialsFile, 'utf8')).toBe(storedAfterRevoke);
   });
 
   it('prints shell exports with --print instead of storing the tokens', async () => {

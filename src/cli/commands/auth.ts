@@ -130,12 +130,23 @@ async function login(ctx: CliContext, options: LoginOptions): Promise<void> {
 async function revoke(ctx: CliContext, options: { profile: string; credentialsFile?: string }): Promise<void> {
   const path = credentialsPath(ctx, options.credentialsFile);
   const credentials = loadCredentials({ profile: options.profile, env: ctx.env, credentialsPath: path });
-  await invalidateAccessToken(flowClient(ctx, credentials), credentials.token);
+  let already = false;
+  try {
+    await invalidateAccessToken(flowClient(ctx, credentials), credentials.token);
+  } catch (error) {
+    // Revoked before (by the user, or a revoke whose answer was lost): what was asked is done.
+    if (!(error instanceof AuthError) || !error.revoked) throw error;
+    already = true;
+  }
   const stored = readCredentialsFile(path)?.profiles[options.profile];
   if (stored?.access_token === credentials.accessToken) {
     writeCredentialsProfile(path, options.profile, { access_token: undefined, access_token_secret: undefined });
   }
-  ctx.io.stderr(`Revoked the access token of profile "${options.profile}"; it can no longer be used.\n`);
+  ctx.io.stderr(
+    already
+      ? `The access token of profile "${options.profile}" was already revoked; it can no longer be used.\n`
+      : `Revoked the access token of profile "${options.profile}"; it can no longer be used.\n`,
+  );
 }
 
 export function registerAuth(program: Command, ctx: CliContext): void {
