@@ -184,4 +184,14 @@ describe('adsync auth login / revoke against the emulator', () => {
       'failed: the access token was revoked (HTTP 401, code 89) on POST /12/accounts/emu-account/custom_audiences/emu-audience/users (run `adsync auth login --profile acme` to authorize again, then update the credentials profile the job uses)\n',
     );
   });
+
+  it('storing a profile whose access token variables are set says that they win over the file', async () => {
+    const env = { ...acmeEnv(), ADSYNC_ACME_ACCESS_TOKEN: 'old-token', ADSYNC_ACME_ACCESS_TOKEN_SECRET: 'old-secret' };
+    const step1 = await runCli(['auth', 'login', '--profile', 'acme', '--no-prompt'], { env });
+    const step2 = await runCli(['auth', 'login', '--profile', 'acme', '--pin', await approvedPin(step1.stderr)], { env });
+    expect(step2.code, step2.stderr).toBe(0);
+    expect(step2.stderr.split('\n')[1]).toBe(
+      'Note: ADSYNC_ACME_ACCESS_TOKEN and ADSYNC_ACME_ACCESS_TOKEN_SECRET are set in this environment and win over the credentials file: unset them (or set them to the new values) wherever jobs get their environment, or they keep using the old token.',
+    );
+  });
 });

@@ -125,6 +125,17 @@ async function login(ctx: CliContext, options: LoginOptions): Promise<void> {
   out(
     `Authorized as @${access.screenName} (user ${access.userId}).${options.print ? '' : ` Profile "${options.profile}" is stored in ${path} (mode 0600).`}\n`,
   );
+  if (!options.print) out(shadowNote(ctx.env, prefix));
+}
+
+/**
+ * The environment wins over the file, value by value: an access token variable still set
+ * (the old, perhaps revoked, token) would keep being used instead of the one just stored.
+ */
+function shadowNote(env: NodeJS.ProcessEnv, prefix: string): string {
+  const set = ['ACCESS_TOKEN', 'ACCESS_TOKEN_SECRET'].map((name) => prefix + name).filter((name) => env[name]);
+  if (set.length === 0) return '';
+  return `Note: ${set.join(' and ')} ${set.length === 1 ? 'is' : 'are'} set in this environment and win${set.length === 1 ? 's' : ''} over the credentials file: unset ${set.length === 1 ? 'it' : 'them'} (or set ${set.length === 1 ? 'it' : 'them'} to the new values) wherever jobs get their environment, or they keep using the old token.\n`;
 }
 
 async function revoke(ctx: CliContext, options: { profile: string; credentialsFile?: string }): Promise<void> {
