@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdsApiClient } from '../../src/api/client.js';
@@ -6,6 +6,7 @@ import { Credentials } from '../../src/api/credentials.js';
 import { AuthError } from '../../src/api/errors.js';
 import { getAccount } from '../../src/api/resources/accounts.js';
 import { startEmulator, type EmulatorHandle } from '../../src/emulator/index.js';
+import { main } from '../../src/cli/main.js';
 import { baseEnv, runCli } from '../helpers/cli.js';
 
 let emulator: EmulatorHandle;
@@ -193,5 +194,24 @@ describe('adsync auth login / revoke against the emulator', () => {
     expect(step2.stderr.split('\n')[1]).toBe(
       'Note: ADSYNC_ACME_ACCESS_TOKEN and ADSYNC_ACME_ACCESS_TOKEN_SECRET are set in this environment and win over the credentials file: unset them (or set them to the new values) wherever jobs get their environment, or they keep using the old token.',
     );
+  });
+
+  it('--print on a terminal writes nothing: the tokens are printed even where no credentials file can be written', async () => {
+    const env = acmeEnv();
+    // A read-only place, as in a container: the folder named for the file is a file.
+    writeFileSync(join(env.HOME ?? '', 'read-only'), 'x');
+    const credentialsFile = join(env.HOME ?? '', 'read-only', 'credentials.json');
+    let stdout = '';
+    let stderr = '';
+    const code = await main(['auth', 'login', '--profile', 'acme', '--print', '--credentials-file', credentialsFile], {
+      stdout: (text) => (stdout += text),
+      stderr: (text) => (stderr += text),
+      isTty: true,
+      prompt: async () => approvedPin(stderr), // the user approves, then types the PIN shown
+    }, env, env.HOME);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toMatch(/^export ADSYNC_ACME_CONSUMER_KEY='emulator-consumer-key'\nexport ADSYNC_ACME_CONSUMER_SECRET='emulator-consumer-secret'\nexport ADSYNC_ACME_ACCESS_TOKEN='[^']+'\nexport ADSYNC_ACME_ACCESS_TOKEN_SECRET='[^']+'\n$/);
+    expect(stderr).toMatch(/Authorized as @emulator_user \(user 1000000000000000001\)\.\n$/);
+    expect(existsSync(credentialsFile)).toBe(false);
   });
 });

@@ -99,8 +99,7 @@ async function login(ctx: CliContext, options: LoginOptions): Promise<void> {
   }
   const prefix = options.profile === 'default' ? 'ADSYNC_' : `ADSYNC_${options.profile.toUpperCase()}_`;
   if (options.print) {
-    // Clear the pending token; the new tokens go to stdout only, as asked.
-    writeCredentialsProfile(path, options.profile, { pending_request_token: undefined, pending_request_token_secret: undefined });
+    // The new tokens go to stdout only, as asked, and first: the PIN is used up now.
     ctx.io.stdout(
       [
         `export ${prefix}CONSUMER_KEY='${consumer.consumerKey}'`,
@@ -110,6 +109,8 @@ async function login(ctx: CliContext, options: LoginOptions): Promise<void> {
         '',
       ].join('\n'),
     );
+    // Clear the pending token the first step stored (a login on a terminal stored nothing).
+    if (!prompted) writeCredentialsProfile(path, options.profile, { pending_request_token: undefined, pending_request_token_secret: undefined });
   } else {
     writeCredentialsProfile(path, options.profile, {
       consumer_key: consumer.consumerKey,
