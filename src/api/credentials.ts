@@ -286,6 +286,7 @@ export function loadCredentials(options: LoadCredentialsOptions = {}): Credentia
   const profile = options.profile ?? 'default';
   const prefix = envPrefix(profile);
   const path = options.credentialsPath ?? defaultCredentialsPath(env);
+  let file: CredentialsFile | undefined;
   let stored: StoredProfile | undefined;
   const values: Record<string, string> = {};
   const missing: string[] = [];
@@ -296,10 +297,21 @@ export function loadCredentials(options: LoadCredentialsOptions = {}): Credentia
       values[field] = plainValue(fromEnv, prefix + envName, profile);
       continue;
     }
-    stored ??= readCredentialsFile(path)?.profiles[profile] ?? {};
+    if (stored === undefined) {
+      file = readCredentialsFile(path);
+      stored = (file && Object.hasOwn(file.profiles, profile) ? file.profiles[profile] : undefined) ?? {};
+    }
     const fromFile = stored[fileName];
     if (fromFile) values[field] = plainValue(fromFile, `${fileName} in profile "${profile}" of ${path}`, profile);
     else missing.push(prefix + envName);
+  }
+  const others = file ? Object.keys(file.profiles).filter((name) => name !== profile) : [];
+  if (!options.consumerOnly && missing.length === wanted.length && file && !Object.hasOwn(file.profiles, profile) && others.length > 0) {
+    // Nothing anywhere: most likely a misspelt `credentials:` in the job file.
+    throw new ConfigError(
+      `credentials profile "${profile}" does not exist: no ${prefix}* variable is set and ${path} has no profile "${profile}" (it has ${others.map((name) => `"${name}"`).join(', ')})`,
+      { hint: `check the spelling of \`credentials:\` in the job file; ${incompleteHint(profile, prefix, path, missing, false)}` },
+    );
   }
   if (missing.length > 0) {
     throw new ConfigError(

@@ -126,6 +126,18 @@ describe('credentials', () => {
     expect(loadCredentials({ profile: 'acme', env: { ...env, ADSYNC_ACME_CONSUMER_KEY: '' }, credentialsPath: path }).accessTokenSecret).toBe('ats"secret');
   });
 
+  it('a profile found nowhere, with a credentials file holding others, is named as not existing (a misspelt `credentials:`)', () => {
+    const path = join(tmp(), 'credentials.json');
+    writeCredentialsProfile(path, 'acme', { consumer_key: 'ak', consumer_secret: 'as', access_token: 'at', access_token_secret: 'ats' });
+    writeCredentialsProfile(path, 'default', { consumer_key: 'dk' });
+    expect(() => loadCredentials({ profile: 'acmee', env: {}, credentialsPath: path })).toThrow(
+      `credentials profile "acmee" does not exist: no ADSYNC_ACMEE_* variable is set and ${path} has no profile "acmee" (it has "acme", "default")`,
+    );
+    // Part of the profile set somewhere: incomplete, as before; and a login of a new profile is no typo.
+    expect(() => loadCredentials({ profile: 'acmee', env: { ADSYNC_ACMEE_CONSUMER_KEY: 'k' }, credentialsPath: path })).toThrow(/^credentials profile "acmee" is incomplete: /);
+    expect(() => loadCredentials({ profile: 'acmee', env: {}, credentialsPath: path, consumerOnly: true })).toThrow(/^credentials profile "acmee" is incomplete: /);
+  });
+
   it('refuses a credentials file that others can read', () => {
     const path = join(tmp(), 'credentials.json');
     writeFileSync(path, JSON.stringify({ profiles: { default: { consumer_key: 'k' } } }));
