@@ -54,7 +54,8 @@ export class Credentials {
 
 const PROFILE_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 
-const profileSchema = z.object({
+/** Loose: keys adsync does not know (an operator's note, say) survive a rewrite by `auth login`. */
+const profileSchema = z.looseObject({
   consumer_key: z.string().min(1).optional(),
   consumer_secret: z.string().min(1).optional(),
   access_token: z.string().min(1).optional(),
@@ -67,7 +68,7 @@ const profileSchema = z.object({
 });
 export type StoredProfile = z.infer<typeof profileSchema>;
 
-const fileSchema = z.object({ profiles: z.record(z.string(), profileSchema) });
+const fileSchema = z.looseObject({ profiles: z.record(z.string(), profileSchema) });
 export type CredentialsFile = z.infer<typeof fileSchema>;
 
 export function defaultCredentialsPath(env: NodeJS.ProcessEnv = process.env): string {

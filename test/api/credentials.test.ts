@@ -138,6 +138,16 @@ describe('credentials', () => {
     expect(() => loadCredentials({ profile: 'acmee', env: {}, credentialsPath: path, consumerOnly: true })).toThrow(/^credentials profile "acmee" is incomplete: /);
   });
 
+  it('keeps keys it does not know when it rewrites the file', () => {
+    const path = join(tmp(), 'credentials.json');
+    writeFileSync(path, JSON.stringify({ comment: 'managed by ops', profiles: { acme: { consumer_key: 'ak', note: 'prod account, ask Ana' } } }), { mode: 0o600 });
+    writeCredentialsProfile(path, 'other', { consumer_key: 'ok' });
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({
+      comment: 'managed by ops',
+      profiles: { acme: { consumer_key: 'ak', note: 'prod account, ask Ana' }, other: { consumer_key: 'ok' } },
+    });
+  });
+
   it('refuses a credentials file that others can read', () => {
     const path = join(tmp(), 'credentials.json');
     writeFileSync(path, JSON.stringify({ profiles: { default: { consumer_key: 'k' } } }));
