@@ -59,7 +59,8 @@ describe('adsync auth login / revoke against the emulator', () => {
     expect(wrong.stderr).not.toContain('consumer key/secret');
 
     // A wrong PIN fails without using up the pending authorization: the right one still works.
-    const step2 = await runCli(['auth', 'login', '--profile', 'acme', '--pin', pinAnswer.pin], { env });
+    // As pasted from the page into quotes, with a space and a line end around it.
+    const step2 = await runCli(['auth', 'login', '--profile', 'acme', '--pin', ` ${pinAnswer.pin}\n`], { env });
     expect(step2.code, step2.stderr).toBe(0);
     expect(step2.stderr).toMatch(/^Authorized as @emulator_user \(user 1000000000000000001\)\. Profile "acme" is stored in .*credentials\.json \(mode 0600\)\.\n$/m);
 

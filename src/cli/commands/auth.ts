@@ -56,7 +56,7 @@ async function login(ctx: CliContext, options: LoginOptions): Promise<void> {
   const out = ctx.io.stderr;
 
   let requestToken: { token: string; tokenSecret: string };
-  let pin = options.pin;
+  let pin = options.pin?.trim(); // as pasted from the page, perhaps with a space or line end
   if (pin === undefined) {
     requestToken = await obtainRequestToken(client);
     out(`Open this address in a browser, sign in as the advertiser's user and approve adsync:\n\n  ${authorizeUrl(ctx.settings.apiUrl, requestToken.token)}\n\n`);
