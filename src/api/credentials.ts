@@ -109,7 +109,7 @@ export function readCredentialsFile(path: string): CredentialsFile | undefined {
     const mode = stat.mode;
     if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
       throw new ConfigError(
-        `credentials file ${path} can be read by others (mode ${(mode & 0o777).toString(8)}); adsync will not use it`,
+        `credentials file ${path} can be ${(mode & 0o044) === 0 ? 'changed' : 'read'} by others (mode ${(mode & 0o777).toString(8)}); adsync will not use it`,
         { hint: `run: chmod 600 ${path}` },
       );
     }

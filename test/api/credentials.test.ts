@@ -153,6 +153,9 @@ describe('credentials', () => {
     writeFileSync(path, JSON.stringify({ profiles: { default: { consumer_key: 'k' } } }));
     chmodSync(path, 0o644);
     expect(() => loadCredentials({ env: {}, credentialsPath: path })).toThrow(/can be read by others \(mode 644\); adsync will not use it/);
+    // Writable by the group only: someone else could put their tokens in it.
+    chmodSync(path, 0o620);
+    expect(() => loadCredentials({ env: {}, credentialsPath: path })).toThrow(`credentials file ${path} can be changed by others (mode 620); adsync will not use it`);
   });
 
   it('redacts secrets when serialized or inspected', () => {
