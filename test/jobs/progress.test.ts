@@ -140,16 +140,7 @@ describe('BarProgress', () => {
   });
 
   it('shows one bar; a run started meanwhile gets none, and stopping either leaves no timer of the other behind', () => {
-    let written = '';
-    const stream = Object.assign(
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          written += chunk.toString();
-          done();
-        },
-      }),
-      { isTTY: true, columns: 200 },
-    );
+    const { stream, text } = terminalStream(200);
     const terminal = new TerminalOutput((text) => stream.write(text));
     const display = new BarProgress(terminal, stream);
     const a = display.start('job-a', counters());
@@ -157,15 +148,15 @@ describe('BarProgress', () => {
     vi.advanceTimersByTime(1000);
     b.stop();
     vi.advanceTimersByTime(1000);
-    expect(written).toContain('job-a reading');
-    expect(written).not.toContain('job-b');
+    expect(text()).toContain('job-a reading');
+    expect(text()).not.toContain('job-b');
     a.stop();
     expect(vi.getTimerCount()).toBe(0);
     // The next run (run and backfill run their jobs one after another) has its bar.
     const c = display.start('job-c', counters());
     vi.advanceTimersByTime(500);
     c.stop();
-    expect(written).toContain('job-c reading');
+    expect(text()).toContain('job-c reading');
     expect(vi.getTimerCount()).toBe(0);
   });
 });
