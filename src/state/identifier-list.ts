@@ -10,6 +10,40 @@ import { IDENTIFIER_TYPES, type IdentifierType } from '../hash/types.js';
 export const FIELD_CODES: Readonly<Record<IdentifierType, number>> = Object.fromEntries(IDENTIFIER_TYPES.map((t, i) => [t, i])) as Record<IdentifierType, number>;
 export const PARTNER_CODE = FIELD_CODES.partner_user_id;
 
+/** A count per identifier type (types without any left out). */
+export type CountsByField = Partial<Record<IdentifierType, number>>;
+
+/** Counts by field code, for hot loops (a typed-array increment per count), read as counts by type. */
+export class FieldTally {
+  private readonly perCode = new Float64Array(IDENTIFIER_TYPES.length);
+
+  add(code: number, n = 1): void {
+    this.perCode[code] = (this.perCode[code] ?? 0) + n;
+  }
+
+  /** The sum of the counts. */
+  total(): number {
+    let n = 0;
+    for (const c of this.perCode) n += c;
+    return n;
+  }
+
+  /** The counts by type, types without any left out. */
+  counts(): CountsByField {
+    const counts: CountsByField = {};
+    IDENTIFIER_TYPES.forEach((type, code) => {
+      const n = this.perCode[code] ?? 0;
+      if (n > 0) counts[type] = n;
+    });
+    return counts;
+  }
+}
+
+/** Adds counts by type into `into`. */
+export function addCountsByField(into: CountsByField, from: CountsByField): void {
+  for (const [field, n] of Object.entries(from) as [IdentifierType, number][]) into[field] = (into[field] ?? 0) + n;
+}
+
 const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 const HEX_CODES = HEX.map((h) => [h.charCodeAt(0), h.charCodeAt(1)] as const);
 

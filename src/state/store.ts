@@ -6,8 +6,7 @@
  * Nothing secret is ever stored here: no credentials, no tokens, no raw identifiers (only
  * SHA-256 hashes, and partner_user_id values, which are sent unhashed by design).
  */
-import type { IdentifierType } from '../hash/types.js';
-import type { IdentifierList } from './identifier-list.js';
+import type { CountsByField, IdentifierList } from './identifier-list.js';
 
 export type RunKind = 'custom_audience' | 'do_not_reach' | 'catalog';
 export type RunStatus = 'running' | 'success' | 'failed' | 'interrupted';
@@ -89,6 +88,10 @@ export interface AudiencePlanCounts {
   members: number;
   /** Distinct identifiers in the export. */
   distinct: number;
+  /** `members` by type (counted in the same pass as the plan). */
+  membersByField: CountsByField;
+  /** `removes` by type. */
+  removesByField: CountsByField;
 }
 
 /**
@@ -139,7 +142,7 @@ export interface AudienceState {
   forgetSent(ids: IdentifierList): Promise<void>;
   memberCount(): Promise<number>;
   /** Per-field member counts. */
-  memberCounts(): Promise<Partial<Record<IdentifierType, number>>>;
+  memberCounts(): Promise<CountsByField>;
 }
 
 export interface ScannedProduct {

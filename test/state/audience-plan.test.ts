@@ -4,7 +4,8 @@
  * the refresh time) and tombstoned. The sizes are chosen so that both ways of reading the
  * members run: all of them in order (mirror mode, or an export about as large as the
  * audience), and one lookup per identifier (add and remove modes with an export much smaller
- * than the audience: fewer than a quarter as many identifiers as member rows).
+ * than the audience: fewer than a quarter as many identifiers as member rows). The counts by
+ * type (members, removals) are checked against the model too.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,6 +41,16 @@ function universe(rnd: () => number, n: number): { code: number; value: Buffer }
     }
   }
   return out;
+}
+
+/** The model's counts by type, as the plan gives them (types without any left out). */
+function byField(ids: readonly Id[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const id of ids) {
+    const type = IDENTIFIER_TYPES[id.code] ?? String(id.code);
+    counts[type] = (counts[type] ?? 0) + 1;
+  }
+  return counts;
 }
 
 function listOf(ids: readonly Id[]): IdentifierList {
@@ -120,6 +131,8 @@ async function check({ seed, members, exportIds }: Case, mode: AudienceMode, ful
     unchanged: distinct.length - (mode === 'remove' ? removes.length : adds.length),
     members: present.length,
     distinct: distinct.length,
+    membersByField: byField([...fresh, ...stale]),
+    removesByField: byField(removes),
   });
   expect(show(await collect(scan.adds(options, 37)))).toEqual(show(adds));
   expect(show(await collect(scan.removes(options, 37)))).toEqual(show(removes));

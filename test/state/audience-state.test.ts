@@ -62,7 +62,7 @@ describe('audience state', () => {
       ['partner_user_id', 'crm-7 é', 4],
     ]);
     expect(await scan.size()).toBe(4);
-    expect(await scan.counts(mirror(now))).toEqual({ adds: 4, removes: 0, unchanged: 0, members: 0, distinct: 4 });
+    expect(await scan.counts(mirror(now))).toEqual({ adds: 4, removes: 0, unchanged: 0, members: 0, distinct: 4, membersByField: {}, removesByField: {} });
     expect(await collect(scan.adds(mirror(now), 2))).toEqual([
       { field: 'email', value: h(1), row: 2 },
       { field: 'email', value: h(2), row: 1 },
@@ -82,7 +82,15 @@ describe('audience state', () => {
       ['email', h(1), 5],
       ['email', h(3), 6],
     ]);
-    expect(await scan.counts(mirror(now))).toEqual({ adds: 1, removes: 2, unchanged: 1, members: 3, distinct: 2 });
+    expect(await scan.counts(mirror(now))).toEqual({
+      adds: 1,
+      removes: 2,
+      unchanged: 1,
+      members: 3,
+      distinct: 2,
+      membersByField: { email: 2, handle: 1 },
+      removesByField: { email: 1, handle: 1 },
+    });
     expect(await collect(scan.adds(mirror(now), 10))).toEqual([{ field: 'email', value: h(3), row: 6 }]);
     expect(await collect(scan.removes(mirror(now), 1), false)).toEqual([
       { field: 'email', value: h(2) },
@@ -114,14 +122,14 @@ describe('audience state', () => {
       ['email', h(5), 2],
     ]);
     const add: AudiencePlanOptions = { mode: 'add', refreshBefore: 0, full: false };
-    expect(await scan.counts(add)).toEqual({ adds: 1, removes: 0, unchanged: 1, members: 2, distinct: 2 });
+    expect(await scan.counts(add)).toEqual({ adds: 1, removes: 0, unchanged: 1, members: 2, distinct: 2, membersByField: { email: 2 }, removesByField: {} });
     const remove: AudiencePlanOptions = { mode: 'remove', refreshBefore: 0, full: false };
-    expect(await scan.counts(remove)).toEqual({ adds: 0, removes: 2, unchanged: 0, members: 2, distinct: 2 });
+    expect(await scan.counts(remove)).toEqual({ adds: 0, removes: 2, unchanged: 0, members: 2, distinct: 2, membersByField: { email: 2 }, removesByField: { email: 2 } });
     const removed = await collect(scan.removes(remove, 10), false);
     expect(removed).toEqual([{ field: 'email', value: h(2) }, { field: 'email', value: h(5) }]);
     await aud.commit({ removed: listOf(removed), sentAt: now, mode: 'remove' });
     expect(await aud.memberCount()).toBe(1);
-    expect(await scan.counts(remove)).toEqual({ adds: 0, removes: 0, unchanged: 2, members: 1, distinct: 2 });
+    expect(await scan.counts(remove)).toEqual({ adds: 0, removes: 0, unchanged: 2, members: 1, distinct: 2, membersByField: { email: 1 }, removesByField: {} });
     expect(await scan.counts({ ...remove, full: true })).toMatchObject({ removes: 2 });
   });
 
@@ -155,6 +163,6 @@ describe('audience state', () => {
     await s.audience('one').commit({ added: commitOf([{ field: 'email', value: h(1) }]), sentAt: now, mode: 'mirror' });
     expect(await s.audience('two').memberCount()).toBe(0);
     const scan = await scanOf(s, 'two', [['email', h(1), 1]]);
-    expect(await scan.counts(mirror(now))).toEqual({ adds: 1, removes: 0, unchanged: 0, members: 0, distinct: 1 });
+    expect(await scan.counts(mirror(now))).toEqual({ adds: 1, removes: 0, unchanged: 0, members: 0, distinct: 1, membersByField: {}, removesByField: {} });
   });
 });

@@ -7,6 +7,7 @@
  */
 import type { Statement } from 'better-sqlite3';
 import { prefixKey } from '../external-sort/packed-records.js';
+import { FieldTally } from '../identifier-list.js';
 import type { Db } from './database.js';
 
 export const TOMBSTONE = 0;
@@ -26,6 +27,14 @@ const STATUS = '(present = 1) + (present = 1 AND sent_at >= $refreshBefore)';
 /** Members of an audience that are present (tombstones not counted). */
 export function presentMemberCount(db: Db, audienceId: number): number {
   return (db.prepare('SELECT COUNT(*) AS n FROM audience_members WHERE audience = ? AND present = 1').get(audienceId) as { n: number }).n;
+}
+
+/** Members of an audience that are present, by field (tombstones not counted): as costly as presentMemberCount. */
+export function presentMembersByField(db: Db, audienceId: number): FieldTally {
+  const rows = db.prepare('SELECT field, COUNT(*) AS n FROM audience_members WHERE audience = ? AND present = 1 GROUP BY field').all(audienceId) as { field: number; n: number }[];
+  const tally = new FieldTally();
+  for (const r of rows) tally.add(r.field, r.n);
+  return tally;
 }
 
 /** Reads members in (field, value) order; after next() returns true the member is code/status/buf[valueStart, valueEnd). */

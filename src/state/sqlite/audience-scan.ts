@@ -15,13 +15,13 @@
  * index build and the plan's reads took ~4 s of the run's main thread.
  */
 import type { AudiencePlanCounts, AudiencePlanOptions, AudienceScan } from '../store.js';
-import { IdentifierList } from '../identifier-list.js';
+import { FieldTally, IdentifierList } from '../identifier-list.js';
 import { InternalError } from '../../errors.js';
 import { SpoolFile } from '../spool-file.js';
 import { compareValues, prefixKey, RecordCursor, RecordWriter, type RecordRange } from '../external-sort/packed-records.js';
 import { SortedRuns } from '../external-sort/sorted-runs.js';
 import { mergeDistinct, reduceRuns } from '../external-sort/merge-distinct.js';
-import { ABSENT, MemberLookup, OrderedMembers, PRESENT_FRESH, presentMemberCount, TOMBSTONE } from './audience-members-reader.js';
+import { ABSENT, MemberLookup, OrderedMembers, PRESENT_FRESH, presentMembersByField, TOMBSTONE } from './audience-members-reader.js';
 import type { Db } from './database.js';
 
 /** Members are looked up one by one (instead of all read in order) when they outnumber the export's identifiers this many times. */
@@ -138,6 +138,9 @@ export class SqliteAudienceScan implements AudienceScan {
     adds.start();
     removes.start();
     let members = 0;
+    // By field, in the same pass (the guards of a mirror run compare each type's removals with its members).
+    let membersByField = new FieldTally();
+    const removesByField = new FieldTally();
 
     let ordered: OrderedMembers | undefined;
     let lookup: MemberLookup | undefined;
@@ -151,7 +154,11 @@ export class SqliteAudienceScan implements AudienceScan {
     const passMember = (m: OrderedMembers): void => {
       if (m.status !== TOMBSTONE) {
         members += 1;
-        if (mode === 'mirror') removes.write(m.code, m.buf, m.valueStart, m.valueEnd, 0);
+        membersByField.add(m.code);
+        if (mode === 'mirror') {
+          removes.write(m.code, m.buf, m.valueStart, m.valueEnd, 0);
+          removesByField.add(m.code);
+        }
       }
       member = m.next();
     };
@@ -168,7 +175,10 @@ export class SqliteAudienceScan implements AudienceScan {
           }
           if (order === 0) {
             status = ordered.status;
-            if (status !== TOMBSTONE) members += 1;
+            if (status !== TOMBSTONE) {
+              members += 1;
+              membersByField.add(code);
+            }
             member = ordered.next();
           }
           break;
@@ -180,10 +190,14 @@ export class SqliteAudienceScan implements AudienceScan {
         if (full || status !== PRESENT_FRESH) adds.write(code, value, start, end, row);
       } else if (full || status !== TOMBSTONE) {
         removes.write(code, value, start, end, 0);
+        removesByField.add(code);
       }
     });
     while (ordered && member) passMember(ordered);
-    if (lookup) members = presentMemberCount(this.db, this.audienceId);
+    if (lookup) {
+      membersByField = presentMembersByField(this.db, this.audienceId);
+      members = membersByField.total();
+    }
     this.distinctCount = distinct;
 
     const addRange = adds.finish();
@@ -193,7 +207,7 @@ export class SqliteAudienceScan implements AudienceScan {
     const unchanged = mode === 'remove' ? distinct - removeRange.count : distinct - addRange.count;
     return {
       key,
-      counts: { adds: addRange.count, removes: removeRange.count, unchanged, members, distinct },
+      counts: { adds: addRange.count, removes: removeRange.count, unchanged, members, distinct, membersByField: membersByField.counts(), removesByField: removesByField.counts() },
       adds: addRange,
       removes: removeRange,
     };

@@ -3,10 +3,9 @@
  * commits of acknowledged chunks in audience-commits.ts.
  */
 import type { Statement } from 'better-sqlite3';
-import type { IdentifierList } from '../identifier-list.js';
+import type { CountsByField, IdentifierList } from '../identifier-list.js';
 import type { AudienceScan, AudienceState } from '../store.js';
-import { IDENTIFIER_TYPES, type IdentifierType } from '../../hash/types.js';
-import { presentMemberCount } from './audience-members-reader.js';
+import { presentMemberCount, presentMembersByField } from './audience-members-reader.js';
 import { SqliteAudienceScan } from './audience-scan.js';
 import type { AudienceCommits } from './audience-commits.js';
 import type { MembersChunk } from './audience-members-writer.js';
@@ -47,10 +46,7 @@ export class SqliteAudienceState implements AudienceState {
     return Promise.resolve(presentMemberCount(this.db, this.audienceId));
   }
 
-  memberCounts(): Promise<Partial<Record<IdentifierType, number>>> {
-    const rows = this.db
-      .prepare('SELECT field, COUNT(*) AS n FROM audience_members WHERE audience = ? AND present = 1 GROUP BY field')
-      .all(this.audienceId) as { field: number; n: number }[];
-    return Promise.resolve(Object.fromEntries(rows.map((r) => [IDENTIFIER_TYPES[r.field] ?? String(r.field), r.n])));
+  memberCounts(): Promise<CountsByField> {
+    return Promise.resolve(presentMembersByField(this.db, this.audienceId).counts());
   }
 }
