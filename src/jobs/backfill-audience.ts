@@ -4,10 +4,9 @@
  * every acknowledged batch is committed to the state and moves the checkpoint, so a run
  * killed at any point resumes from the last acknowledged batch and ends the same.
  */
-import type { IdentifierType } from '../hash/types.js';
 import { readCsvSource } from '../sources/index.js';
-import { IdentifierList } from '../state/identifier-list.js';
-import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, addInvalidCounts, mapCsvBatch } from '../transform/audience-records.js';
+import { IdentifierList, addCountsByField, type CountsByField } from '../state/identifier-list.js';
+import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, mapCsvBatch } from '../transform/audience-records.js';
 import { backfillStart } from './backfill-checkpoint.js';
 import { BackfillWatermark } from './backfill-watermark.js';
 import { audienceKey, type AudienceJob } from './job.js';
@@ -30,7 +29,7 @@ export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promi
   const mapper = new AudienceRowMapper(reader.header, job.audience, reader.name);
   const watermark = new BackfillWatermark(startRow);
   let lastRowRead = startRow;
-  const invalid: Partial<Record<IdentifierType, number>> = {};
+  const invalid: CountsByField = {};
 
   async function* identifiers(): AsyncGenerator<IdentifierList> {
     // One list for every batch: the uploader copies what it takes before asking for the next.
@@ -39,7 +38,7 @@ export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promi
       page.clear();
       const mapped = mapCsvBatch(batch, mapper, page, ctx.options.rejectsWithValues, startRow);
       for (const entries of mapped.rejects) ctx.rejects.reject(entries);
-      addInvalidCounts(invalid, mapped.invalid);
+      addCountsByField(invalid, mapped.invalid);
       if (Object.keys(invalid).length > 0) summary.invalid_identifiers = invalid;
       for (const r of batch.rows) lastRowRead = Math.max(lastRowRead, r.row);
       for (const r of batch.rejects) lastRowRead = Math.max(lastRowRead, r.row);

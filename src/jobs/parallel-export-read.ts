@@ -21,14 +21,13 @@ import { Worker } from 'node:worker_threads';
 import { createReadStream } from 'node:fs';
 import { ConfigError, InternalError } from '../errors.js';
 import { workerModuleUrl } from '../worker-module.js';
-import type { IdentifierType } from '../hash/types.js';
 import { splitCsvFile } from '../sources/csv-split.js';
 import { readCsv } from '../sources/csv.js';
 import { formatOfPath } from '../sources/index.js';
-import { IdentifierList, transferList } from '../state/identifier-list.js';
+import { IdentifierList, addCountsByField, transferList, type CountsByField } from '../state/identifier-list.js';
 import { SpoolFile } from '../state/spool-file.js';
 import type { AudienceScan } from '../state/store.js';
-import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, addInvalidCounts, mapCsvBatch, type MappedBatch, type RowRejectEntry } from '../transform/audience-records.js';
+import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, mapCsvBatch, type MappedBatch, type RowRejectEntry } from '../transform/audience-records.js';
 import { partFailureOf, type ExportPartTask, type FromPartWorker, type PartFailure, type ToPartWorker } from './export-part-messages.js';
 import type { AudienceJob } from './job.js';
 import type { RunContext } from './run-context.js';
@@ -148,9 +147,17 @@ export class HeldRejects {
   }
 }
 
-export interface ExportReadResult {
+/** What reading an export counted, beyond the summary's rows. */
+export interface ExportCounts {
+  /** Valid identifiers stored (repeated ones each time). */
   occurrences: number;
-  invalid: Partial<Record<IdentifierType, number>>;
+  /** Valid identifier values by type (MappedBatch.validIdentifiers). */
+  validIdentifiers: CountsByField;
+  /** Invalid identifier values by type (MappedBatch.invalid). */
+  invalid: CountsByField;
+}
+
+export interface ExportReadResult extends ExportCounts {
   /** Turns a stored (possibly provisional) row into the row of the file. */
   displayRow: (row: number) => number;
 }
@@ -185,7 +192,8 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
   const { summary, counters } = ctx;
   counters.bytesTotal = split.parts.at(-1)?.end;
   const headerLines = split.headerBytes.filter((b) => b === 0x0a).length;
-  const invalid: Partial<Record<IdentifierType, number>> = {};
+  const validIdentifiers: CountsByField = {};
+  const invalid: CountsByField = {};
   let occurrences = 0;
   let failure: PartFailure | undefined;
   const workerUrl = workerModuleUrl('./export-part-worker.js', import.meta.url);
@@ -251,7 +259,8 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
     occurrences += batch.ids.length;
     summary.read += batch.read;
     summary.valid += batch.valid;
-    addInvalidCounts(invalid, batch.invalid);
+    addCountsByField(validIdentifiers, batch.validIdentifiers);
+    addCountsByField(invalid, batch.invalid);
     counters.rowsRead = summary.read;
     if (rowsBefore(k) !== undefined) {
       writeRejects(k, batch.rejects, batch.unreadable);
@@ -350,7 +359,7 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
   await own;
   await queue;
   if (ctx.stop.aborted || failure) for (const p of parts) p.held.discard();
-  if (ctx.stop.aborted) return { occurrences, invalid, displayRow };
+  if (ctx.stop.aborted) return { occurrences, validIdentifiers, invalid, displayRow };
   if (failure) {
     if (failure.kind === 'config') throw new ConfigError(failure.message, { hint: failure.hint });
     if (failure.kind === 'internal') throw new InternalError(`reading ${job.source.path} in parallel failed: ${failure.message}`);
@@ -360,5 +369,5 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
   }
   if (parts.some((p) => !p.done)) throw new InternalError(`reading ${job.source.path} in parallel stopped before the end of a part`);
   releaseHeld();
-  return { occurrences, invalid, displayRow };
+  return { occurrences, validIdentifiers, invalid, displayRow };
 }

@@ -11,12 +11,11 @@
 import { membershipExpiry } from './membership-expiry.js';
 import type { AudienceTarget } from '../api/resources/audiences.js';
 import { StateError } from '../errors.js';
-import type { IdentifierType } from '../hash/types.js';
 import { readCsvSource } from '../sources/index.js';
-import { IdentifierList } from '../state/identifier-list.js';
+import { IdentifierList, addCountsByField, type CountsByField } from '../state/identifier-list.js';
 import type { AudiencePlanOptions, AudienceScan, AudienceState } from '../state/store.js';
-import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, addInvalidCounts, mapCsvBatch } from '../transform/audience-records.js';
-import { readExportInParallel } from './parallel-export-read.js';
+import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, mapCsvBatch } from '../transform/audience-records.js';
+import { readExportInParallel, type ExportCounts } from './parallel-export-read.js';
 import type { BuiltBatch } from '../uploaders/audience-batch-builder.js';
 import { uploadAudienceUsers, type AudienceUploadResult, type RefusedIdentifier, type UserGrouping } from '../uploaders/audience-uploader.js';
 import { audienceKey, type AudienceJob } from './job.js';
@@ -40,17 +39,13 @@ export function audienceTarget(job: AudienceJob): AudienceTarget {
  * Reads the export into a new scan of `state`: on every core for a large local file
  * (parallel-export-read.ts), else on this thread. Fills read/valid counts and writes rejects.
  */
-export async function scanExport(
-  ctx: RunContext,
-  job: AudienceJob,
-  state: AudienceState,
-): Promise<{ scan: AudienceScan; occurrences: number; invalid: Partial<Record<IdentifierType, number>> }> {
+export async function scanExport(ctx: RunContext, job: AudienceJob, state: AudienceState): Promise<{ scan: AudienceScan } & ExportCounts> {
   let scan = await state.scan();
   try {
     const parallel = await readExportInParallel(ctx, job, scan);
     if (parallel) {
       ctx.displayRow = parallel.displayRow;
-      return { scan, occurrences: parallel.occurrences, invalid: parallel.invalid };
+      return { scan, occurrences: parallel.occurrences, validIdentifiers: parallel.validIdentifiers, invalid: parallel.invalid };
     }
     if (ctx.summary.read > 0 || ctx.rejects.count > 0) {
       // The parallel read gave up part way: start over, on this thread.
@@ -65,9 +60,10 @@ export async function scanExport(
   }
 }
 
-async function scanExportSequentially(ctx: RunContext, job: AudienceJob, scan: AudienceScan): Promise<{ occurrences: number; invalid: Partial<Record<IdentifierType, number>> }> {
+async function scanExportSequentially(ctx: RunContext, job: AudienceJob, scan: AudienceScan): Promise<ExportCounts> {
   const { counters, summary } = ctx;
-  const invalid: Partial<Record<IdentifierType, number>> = {};
+  const validIdentifiers: CountsByField = {};
+  const invalid: CountsByField = {};
   let occurrences = 0;
   try {
     // The stop signal aborts the read where it is, a download waiting on its server too.
@@ -83,7 +79,8 @@ async function scanExportSequentially(ctx: RunContext, job: AudienceJob, scan: A
       const mapped = mapCsvBatch(batch, mapper, ids, ctx.options.rejectsWithValues);
       for (const entries of mapped.rejects) ctx.rejects.reject(entries);
       for (const u of mapped.unreadable) ctx.unreadableRow(u.row, u.line, u.reason);
-      addInvalidCounts(invalid, mapped.invalid);
+      addCountsByField(validIdentifiers, mapped.validIdentifiers);
+      addCountsByField(invalid, mapped.invalid);
       summary.read += mapped.read;
       summary.valid += mapped.valid;
       counters.rowsRead = summary.read;
@@ -94,7 +91,7 @@ async function scanExportSequentially(ctx: RunContext, job: AudienceJob, scan: A
   } catch (error) {
     ctx.rethrowUnlessStopped(error);
   }
-  return { occurrences, invalid };
+  return { occurrences, validIdentifiers, invalid };
 }
 
 /** Writes the identifiers the service refused to the rejects file, one reject per row. */

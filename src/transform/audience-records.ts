@@ -8,7 +8,7 @@ import { ConfigError, SourceError } from '../errors.js';
 import { hashIdentifier } from '../hash/index.js';
 import type { IdentifierType } from '../hash/types.js';
 import type { CsvBatch, CsvRow } from '../sources/types.js';
-import { FIELD_CODES, type IdentifierList } from '../state/identifier-list.js';
+import { FIELD_CODES, FieldTally, type CountsByField, type IdentifierList } from '../state/identifier-list.js';
 
 export interface AudienceColumnsSpec {
   /** Identifier type -> source column name. */
@@ -136,21 +136,20 @@ export interface MappedBatch {
   /** Rows read (readable and not). */
   read: number;
   valid: number;
-  invalid: Partial<Record<IdentifierType, number>>;
+  /** Identifier values kept, by type (one per non-empty valid cell: repeated values counted each time). */
+  validIdentifiers: CountsByField;
+  /** Identifier values not usable, by type: those kept rows dropped and those of rejected rows. */
+  invalid: CountsByField;
   /** Each rejected row's entries, in row order; unreadable rows among them. */
   rejects: RowRejectEntry[][];
   /** The rows the source could not read at all. */
   unreadable: { row: number; line: number; reason: string }[];
 }
 
-/** Adds a batch's dropped invalid identifiers, by type, to a run's counts. */
-export function addInvalidCounts(into: Partial<Record<IdentifierType, number>>, from: Partial<Record<IdentifierType, number>>): void {
-  for (const [field, n] of Object.entries(from) as [IdentifierType, number][]) into[field] = (into[field] ?? 0) + n;
-}
-
 /** Maps a batch of rows (skipping rows up to `skipRows`) into `ids`. */
 export function mapCsvBatch(batch: CsvBatch, mapper: AudienceRowMapper, ids: IdentifierList, withValues: boolean, skipRows = 0): MappedBatch {
-  const out: MappedBatch = { ids, read: 0, valid: 0, invalid: {}, rejects: [], unreadable: [] };
+  const out: MappedBatch = { ids, read: 0, valid: 0, validIdentifiers: {}, invalid: {}, rejects: [], unreadable: [] };
+  const firstId = ids.length;
   for (const r of batch.rejects) {
     if (r.row <= skipRows) continue;
     out.read += 1;
@@ -177,6 +176,9 @@ export function mapCsvBatch(batch: CsvBatch, mapper: AudienceRowMapper, ids: Ide
       );
     }
   }
+  const valid = new FieldTally();
+  for (let i = firstId; i < ids.length; i++) valid.add(ids.code(i));
+  out.validIdentifiers = valid.counts();
   // Unreadable rows come first in a batch from the reader; the rejects file follows the rows.
   if (batch.rejects.length > 0 && batch.rows.length > 0) out.rejects.sort((a, b) => (a[0]?.row ?? 0) - (b[0]?.row ?? 0));
   return out;
