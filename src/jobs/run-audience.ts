@@ -6,15 +6,18 @@
  *
  * Removals happen only when the source was read completely and looks sound: never for an
  * export with no valid identifier, one that would remove more than max_remove_ratio of the
- * members, or one with more rejected rows than max_reject_ratio.
+ * members (or of the members of one identifier type), one with more rejected rows than
+ * max_reject_ratio, or one with more invalid values of an identifier type than max_reject_ratio
+ * (identifier-type-guards.ts).
  */
 import { membershipExpiry } from './membership-expiry.js';
 import type { AudienceTarget } from '../api/resources/audiences.js';
 import { StateError } from '../errors.js';
 import { readCsvSource } from '../sources/index.js';
 import { IdentifierList, addCountsByField, type CountsByField } from '../state/identifier-list.js';
-import type { AudiencePlanOptions, AudienceScan, AudienceState } from '../state/store.js';
+import type { AudiencePlanCounts, AudiencePlanOptions, AudienceScan, AudienceState } from '../state/store.js';
 import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, mapCsvBatch } from '../transform/audience-records.js';
+import { invalidValuesMessage, moreThanShare, percentOf, typeRemovalsMessage, typesLosingTooManyMembers, typesWithTooManyInvalidValues } from './identifier-type-guards.js';
 import { readExportInParallel, type ExportCounts } from './parallel-export-read.js';
 import type { BuiltBatch } from '../uploaders/audience-batch-builder.js';
 import { uploadAudienceUsers, type AudienceUploadResult, type RefusedIdentifier, type UserGrouping } from '../uploaders/audience-uploader.js';
@@ -175,7 +178,8 @@ export async function sendIdentifiers(
 export async function runAudience(ctx: RunContext, job: AudienceJob): Promise<void> {
   const { summary, counters, options } = ctx;
   const state = ctx.store.audience(audienceKey(job));
-  const { scan, occurrences, invalid } = await scanExport(ctx, job, state);
+  const { scan, occurrences, validIdentifiers, invalid } = await scanExport(ctx, job, state);
+  const values = { valid: validIdentifiers, invalid };
   try {
     if (Object.keys(invalid).length > 0) summary.invalid_identifiers = invalid;
     if (ctx.stop.aborted) {
@@ -186,8 +190,10 @@ export async function runAudience(ctx: RunContext, job: AudienceJob): Promise<vo
       const distinct = await scan.size();
       summary.duplicates = occurrences - distinct;
       // What a run would refuse whatever the state holds: a mirror export without a valid
-      // identifier; and rows that could not be read would stop its removals.
-      if (removalsAllowed(ctx, job, 0, 0, distinct) && job.audience.mode === 'mirror') ctx.allowsDestructiveChanges('removals');
+      // identifier, or with too many invalid values of a type; and rows that could not be read
+      // would stop its removals.
+      const nothingKnown: AudiencePlanCounts = { adds: 0, removes: 0, unchanged: 0, members: 0, distinct, membersByField: {}, removesByField: {} };
+      if (removalsAllowed(ctx, job, nothingKnown, values) && job.audience.mode === 'mirror') ctx.allowsDestructiveChanges('removals');
       return;
     }
 
@@ -197,7 +203,7 @@ export async function runAudience(ctx: RunContext, job: AudienceJob): Promise<vo
     const distinct = counts.distinct;
     summary.duplicates = occurrences - distinct;
     summary.unchanged = counts.unchanged;
-    const allowRemoves = removalsAllowed(ctx, job, counts.removes, counts.members, distinct);
+    const allowRemoves = removalsAllowed(ctx, job, counts, values);
     ctx.logger.info({ adds: counts.adds, removes: counts.removes, unchanged: counts.unchanged, members: counts.members, removalsAllowed: allowRemoves }, 'plan');
 
     if (options.dryRun) {
@@ -230,11 +236,15 @@ export async function runAudience(ctx: RunContext, job: AudienceJob): Promise<vo
   }
 }
 
-/** The guards against a destructive mirror. Records why removals were refused. */
-function removalsAllowed(ctx: RunContext, job: AudienceJob, removes: number, members: number, distinct: number): boolean {
+/**
+ * The guards against a destructive mirror. Records why removals were refused. `values`: the
+ * export's identifier values by type, valid and invalid (an empty cell is neither).
+ */
+function removalsAllowed(ctx: RunContext, job: AudienceJob, counts: AudiencePlanCounts, values: { valid: CountsByField; invalid: CountsByField }): boolean {
   if (job.audience.mode !== 'mirror') return true;
   const ratio = ctx.options.maxDeleteRatio ?? job.audience.maxRemoveRatio;
   const { summary } = ctx;
+  const { removes, members, distinct } = counts;
   const rejected = ctx.rejects.count;
   if (distinct === 0) {
     // An export without a single usable identifier is almost always a broken export: fail
@@ -246,16 +256,30 @@ function removalsAllowed(ctx: RunContext, job: AudienceJob, removes: number, mem
     );
     return false;
   }
+  const tooManyRejectedRows = moreThanShare(rejected, summary.read, job.maxRejectRatio);
+  // A column gone bad is a broken export whatever the state holds, like one without identifiers.
+  // (Rows rejected beyond max_reject_ratio already fail the run, and their invalid values would
+  // only say the same per column: that message is the one given.)
+  const broken = tooManyRejectedRows ? [] : typesWithTooManyInvalidValues(values.valid, values.invalid, job.maxRejectRatio);
+  if (broken.length > 0) {
+    ctx.fail(invalidValuesMessage(broken, job.audience.identifiers, job.maxRejectRatio, job.file));
+    return false;
+  }
   if (removes === 0) return true;
   if (!ctx.allowsDestructiveChanges('removals')) return false;
-  if (summary.read > 0 && rejected / summary.read > job.maxRejectRatio) {
+  if (tooManyRejectedRows) {
     ctx.note(`too many rejected rows to trust the export: ${removes} ${removes === 1 ? 'removal was' : 'removals were'} not made`);
     return false;
   }
-  if (removes > ratio * members) {
+  if (moreThanShare(removes, members, ratio)) {
     ctx.fail(
-      `the export would remove ${removes} of ${members} members (${((removes / members) * 100).toFixed(1)}%, more than max_remove_ratio ${ratio}); nothing was removed. If this is intended, raise audience.max_remove_ratio in ${job.file} or run once with --max-delete-ratio 1`,
+      `the export would remove ${removes} of ${members} members (${percentOf(removes, members)}, more than max_remove_ratio ${ratio}); nothing was removed. If this is intended, raise audience.max_remove_ratio in ${job.file} or run once with --max-delete-ratio 1`,
     );
+    return false;
+  }
+  const emptied = typesLosingTooManyMembers(counts.membersByField, counts.removesByField, ratio);
+  if (emptied.length > 0) {
+    ctx.fail(typeRemovalsMessage(emptied, job.audience.identifiers, ratio, job.file));
     return false;
   }
   return true;

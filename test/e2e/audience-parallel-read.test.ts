@@ -2,16 +2,31 @@
  * A large export read on two threads gives exactly what a one-thread read gives: the same
  * membership, the same summary, the same rejects file byte for byte (rows and lines of the
  * second half included, and the rejects the second part held in a temporary file while the
- * first was read), with quoted multi-line fields around the cut.
+ * first was read), with quoted multi-line fields around the cut; and the same counts of valid
+ * and invalid values per identifier type, which the guards of a mirror run judge.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashIdentifier, type IdentifierType } from '../../src/hash/index.js';
 import { PARALLEL_MIN_BYTES } from '../../src/jobs/parallel-export-read.js';
 import { createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
 
 let one: Workspace;
 let two: Workspace;
 let csv = '';
+
+const ROWS = 300_000;
+
+/** Row i of the export: its kind, and the identifier cells of an ordinary row. */
+function rowOf(i: number): { kind: 'ragged' | 'empty' | 'row'; partner: string; email: string; phone: string; handle: string } {
+  const email = i % 997 === 0 ? 'not-an-email' : i % 50_000 === 123 ? 'dup@example.com' : ` User.${i}@Example.com `;
+  // Invalid phones and handles on odd rows (dropped, the rows kept): the second part holds
+  // more rejects than HELD_REJECTS_SIZE while the first is read, and spills them to a file.
+  const phone = i % 3 === 0 ? `(415) 555-${String(1000 + (i % 9000)).padStart(4, '0')}` : i % 2 === 1 ? '12' : '';
+  const handle = i % 5 === 0 ? `@h${i}` : i % 2 === 1 ? 'not a handle' : '';
+  const kind = i % 20_011 === 0 ? 'ragged' : i % 30_007 === 0 ? 'empty' : 'row';
+  return { kind, partner: `P${i}`, email, phone, handle };
+}
 
 function generate(): string {
   let seed = 7;
@@ -20,19 +35,36 @@ function generate(): string {
     return seed / 0x7fffffff;
   };
   const lines = ['Customer ID,Full Name,E-mail,Phone,Twitter,Country'];
-  for (let i = 1; i <= 300_000; i++) {
+  for (let i = 1; i <= ROWS; i++) {
     const r = rand();
     const name = r < 0.15 ? `"Name ${i}\nsecond line, with comma"` : r < 0.2 ? `"Quoted ""nick"" ${i}"` : `Name ${i}`;
-    const email = i % 997 === 0 ? 'not-an-email' : i % 50_000 === 123 ? 'dup@example.com' : ` User.${i}@Example.com `;
-    // Invalid phones and handles on odd rows (dropped, the rows kept): the second part holds
-    // more rejects than HELD_REJECTS_SIZE while the first is read, and spills them to a file.
-    const phone = i % 3 === 0 ? `(415) 555-${String(1000 + (i % 9000)).padStart(4, '0')}` : i % 2 === 1 ? '12' : '';
-    const handle = i % 5 === 0 ? `@h${i}` : i % 2 === 1 ? 'not a handle' : '';
-    if (i % 20_011 === 0) lines.push(`P${i},ragged row,only three`);
-    else if (i % 30_007 === 0) lines.push(`,"Nobody ${i}\nat all",,,,`);
-    else lines.push(`P${i},${name},${email},${phone},${handle},US`);
+    const { kind, partner, email, phone, handle } = rowOf(i);
+    if (kind === 'ragged') lines.push(`${partner},ragged row,only three`);
+    else if (kind === 'empty') lines.push(`,"Nobody ${i}\nat all",,,,`);
+    else lines.push(`${partner},${name},${email},${phone},${handle},US`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** The values of each identifier type in the readable rows, valid and invalid, by the normalizers. */
+function valueCounts(): Record<string, { valid: number; invalid: number }> {
+  const counts: Record<string, { valid: number; invalid: number }> = {};
+  for (let i = 1; i <= ROWS; i++) {
+    const row = rowOf(i);
+    if (row.kind !== 'row') continue;
+    for (const [type, raw] of [
+      ['email', row.email],
+      ['phone_number', row.phone],
+      ['handle', row.handle],
+      ['partner_user_id', row.partner],
+    ] as [IdentifierType, string][]) {
+      if (raw.trim() === '') continue;
+      const c = (counts[type] ??= { valid: 0, invalid: 0 });
+      if (hashIdentifier(type, raw, { country: 'US' }).ok) c.valid += 1;
+      else c.invalid += 1;
+    }
+  }
+  return counts;
 }
 
 const JOB = 'account_id: emu-account\nmax_reject_ratio: 1\nsource: { path: exports/crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: E-mail, phone_number: Phone, handle: Twitter, partner_user_id: Customer ID }\n  country_column: Country\n';
@@ -47,6 +79,7 @@ beforeAll(async () => {
     [two, 2],
   ] as const) {
     ws.write('crm.yaml', JOB);
+    ws.write('strict.yaml', JOB.replace('max_reject_ratio: 1', 'max_reject_ratio: 0.3'));
     ws.write('exports/crm.csv', csv);
     ws.write('adsync.yaml', `${ws.read('adsync.yaml')}read_threads: ${threads}\n`);
   }
@@ -68,10 +101,37 @@ describe('reading a large export on two threads', () => {
     const [sb] = summaries(b);
     const pick = (s: Record<string, unknown> | undefined) => ({ ...s, run_id: undefined, duration_ms: undefined, rejects_file: undefined });
     expect(pick(sb)).toEqual(pick(sa));
-    expect(sa).toMatchObject({ read: 300_000 });
+    expect(sa).toMatchObject({ read: ROWS });
     expect(Number(sa?.rejected)).toBeGreaterThan(20); // ragged and empty rows in both halves
     expect(Number(sa?.duplicates)).toBeGreaterThan(0);
     expect(readFileSync(String(sb?.rejects_file), 'utf8')).toBe(readFileSync(String(sa?.rejects_file), 'utf8'));
     expect(two.emulator.state().custom_audiences['emu-audience']?.members).toEqual(one.emulator.state().custom_audiences['emu-audience']?.members);
+  });
+
+  it('counts the valid and invalid values of each type as a one-thread read does: the same guard, the same numbers', { timeout: 180_000 }, async () => {
+    // Phones and handles are invalid on most odd rows: more than max_reject_ratio 0.3 of their values.
+    const counts = valueCounts();
+    const phones = counts.phone_number ?? { valid: 0, invalid: 0 };
+    const handles = counts.handle ?? { valid: 0, invalid: 0 };
+    const share = (c: { valid: number; invalid: number }): string => `${((c.invalid / (c.valid + c.invalid)) * 100).toFixed(1)}%`;
+    expect(phones.invalid).toBeGreaterThan(90_000);
+    const a = await one.cli(['run', 'strict.yaml', '--dry-run', '--json', '--log-level', 'info']);
+    const b = await two.cli(['run', 'strict.yaml', '--dry-run', '--json', '--log-level', 'info']);
+    expect(b.stderr).toContain('reading the export in 2 parts, one thread each');
+    for (const [ws, r] of [
+      [one, a],
+      [two, b],
+    ] as const) {
+      expect(r.code).toBe(1);
+      expect(summaries(r)[0]).toMatchObject({
+        status: 'failed',
+        invalid_identifiers: { email: counts.email?.invalid, phone_number: phones.invalid, handle: handles.invalid },
+        error:
+          `${phones.invalid} of ${phones.valid + phones.invalid} phone_number values (column Phone, ${share(phones)}) and ` +
+          `${handles.invalid} of ${handles.valid + handles.invalid} handle values (column Twitter, ${share(handles)}) are invalid, more than max_reject_ratio 0.3: ` +
+          'the export is not trusted and nothing was removed. Fix those columns of the export (the rejects file lists the invalid values) and run again; ' +
+          `if such values are expected, raise max_reject_ratio in ${ws.dir}/strict.yaml`,
+      });
+    }
   });
 });
