@@ -80,6 +80,9 @@ export function readYamlFile(path: string, display: string, what: string, direct
 function describeInput(input: unknown): string {
   if (input === undefined) return 'nothing';
   if (input === null) return 'null';
+  // A URL may hold a password or a token (a webhook's path is its secret): it is not repeated,
+  // as this message goes to logs and alerts.
+  if (typeof input === 'string' && /^[a-z][a-z0-9+.-]*:\/\//i.test(input.trim())) return 'a URL (not repeated here: it may hold a password or a token)';
   if (typeof input === 'string') return `"${input.length > 60 ? `${input.slice(0, 57)}...` : input}"`;
   if (typeof input === 'number' || typeof input === 'boolean' || typeof input === 'bigint') return `${typeof input} ${String(input)}`;
   if (Array.isArray(input)) return 'a list';

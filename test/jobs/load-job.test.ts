@@ -90,6 +90,17 @@ describe('job files', () => {
     );
   });
 
+  it('does not repeat a URL given where something else was expected: it may hold a password, a token or a webhook\'s secret path', () => {
+    expect(
+      problem(
+        'urls.yaml',
+        `account_id: a\nalerts: "https://hooks.slack.example/services/T000/B000/xoxSecretHookPath"\nsource: " https://user:pa55word@example.com/x.csv"\n${audience.replace('aud\n', 'aud\n  mode: "ftp://user:pa55word@example.com/"\n')}`,
+      ),
+    ).toBe(
+      'urls.yaml is not valid:\n  source: expected object, got a URL (not repeated here: it may hold a password or a token)\n  audience.mode: expected one of "mirror", "add", "remove", got a URL (not repeated here: it may hold a password or a token)\n  alerts: expected object, got a URL (not repeated here: it may hold a password or a token)',
+    );
+  });
+
   it('refuses a job with both or neither of audience and catalog', () => {
     expect(problem('neither.yaml', 'account_id: a\nsource: { path: x.csv }\n')).toBe(
       'neither.yaml is not valid:\n  a job has exactly one of an `audience:` block and a `catalog:` block',
