@@ -10,12 +10,11 @@
  *   while `--json` keeps stdout to the summary lines.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CliResult } from '../helpers/cli.js';
 import { createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+import { closedPort, startHook, type Hook } from '../helpers/webhook.js';
 
 let ws: Workspace;
 let hook: Hook | undefined;
@@ -27,50 +26,6 @@ afterEach(async () => {
   await hook?.close();
   hook = undefined;
 });
-
-interface HookCall {
-  method: string | undefined;
-  url: string | undefined;
-  type: string | undefined;
-  userAgent: string | undefined;
-  body: string;
-}
-
-interface Hook {
-  /** The webhook address with this path (and query). */
-  url(path: string): string;
-  calls: HookCall[];
-  close(): Promise<void>;
-}
-
-/** A webhook receiver on 127.0.0.1 that records every request and answers 204. */
-async function startHook(): Promise<Hook> {
-  const calls: HookCall[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (d: Buffer) => (body += d.toString()));
-    req.on('end', () => {
-      calls.push({ method: req.method, url: req.url, type: req.headers['content-type'], userAgent: req.headers['user-agent'], body });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: (path) => `http://127.0.0.1:${port}${path}`,
-    calls,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
-
-/** A port on 127.0.0.1 nothing listens on (connection refused). */
-async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 /** Appends lines to the workspace's settings file (its existing lines stay). */
 function appendSettings(yaml: string): void {
