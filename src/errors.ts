@@ -86,6 +86,11 @@ export function isAdsyncError(error: unknown): error is AdsyncError {
   return error instanceof AdsyncError;
 }
 
+/** The error's message, followed by its hint in parentheses when it has one: one line for a summary, a log or an alert. */
+export function messageWithHint(error: AdsyncError): string {
+  return error.hint ? `${error.message} (${error.hint})` : error.message;
+}
+
 /** Returns the error as an AdsyncError, wrapping foreign errors in InternalError. */
 export function toAdsyncError(error: unknown): AdsyncError {
   if (error instanceof AdsyncError) return error;

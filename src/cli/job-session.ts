@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { isAdsyncError } from '../errors.js';
+import { isAdsyncError, messageWithHint } from '../errors.js';
 import type { Job } from '../jobs/job.js';
 import { loadJob, peekJobFile } from '../jobs/load-job.js';
 import { BarProgress, LogProgress, NoProgress, type ProgressDisplay } from '../jobs/progress.js';
@@ -47,7 +47,7 @@ export function loadJobs(ctx: CliContext, files: readonly string[], options: Loa
       if (!isAdsyncError(error)) throw error;
       const { text, exitCode } = describeFailure(error);
       if (options.json) {
-        const message = scrubSecrets(error.hint ? `${error.message} (${error.hint})` : error.message);
+        const message = scrubSecrets(messageWithHint(error));
         ctx.io.stdout(`${JSON.stringify(unloadedJobSummary(peekJobFile(file, ctx.cwd), message, exitCode, options.dryRun === true))}\n`);
       }
       ctx.io.stderr(text);

@@ -1,14 +1,23 @@
 /**
  * Alerts: when a run fails, or its reject ratio passes the alert threshold, the JSON summary
- * is POSTed to the job's (or config's) webhook. Retried a few times, bounded in time, and
- * never able to fail or block the run: a failed alert is logged and dropped. The summary
- * holds counts and paths only, never a credential.
+ * is POSTed to the job's (or config's) webhook (`adsync.run`). Retried a few times, bounded in
+ * time, and never able to fail or block the run: a failed alert is logged and dropped. The
+ * summary holds counts and paths only, never a credential.
  */
 import type { Logger } from 'pino';
 import { sendHttp } from '../api/http.js';
 import { RetryableHttpError, ApiRequestError } from '../api/errors.js';
 import { withRetry } from '../api/retry.js';
 import type { RunSummary } from './summary.js';
+
+/** A run that failed or rejected too much: its summary. */
+export interface RunAlert {
+  event: 'adsync.run';
+  reason: string;
+  summary: RunSummary;
+}
+
+export type Alert = RunAlert;
 
 export interface AlertDecision {
   send: boolean;
@@ -31,9 +40,10 @@ export function shouldAlert(summary: RunSummary, rejectRatio: number): AlertDeci
  */
 const WEBHOOK_PATH = '<webhook path>';
 
-export async function sendAlert(url: string, summary: RunSummary, reason: string, logger: Logger): Promise<boolean> {
+/** POSTs the alert as JSON; true once the webhook took it. A delivery that fails is logged (without the webhook's path), and false. */
+export async function sendAlert(url: string, alert: Alert, logger: Logger): Promise<boolean> {
   const target = new URL(url);
-  const body = Buffer.from(JSON.stringify({ event: 'adsync.run', reason, summary }));
+  const body = Buffer.from(JSON.stringify(alert));
   try {
     await withRetry(
       async () => {
@@ -51,7 +61,7 @@ export async function sendAlert(url: string, summary: RunSummary, reason: string
       },
       { retries: 3, minDelayMs: 250, maxDelayMs: 2000, budgetMs: 15_000 },
     );
-    logger.info({ webhook: target.origin, reason }, 'alert sent');
+    logger.info({ webhook: target.origin, event: alert.event, reason: alert.reason }, 'alert sent');
     return true;
   } catch (error) {
     // sendHttp names the path it was given in network errors: put the placeholder back in.

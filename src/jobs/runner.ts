@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { ExitCode, LockedError, toAdsyncError, type AdsyncError } from '../errors.js';
+import { ExitCode, LockedError, messageWithHint, toAdsyncError, type AdsyncError } from '../errors.js';
 import { scrubSecrets } from '../logging/secrets.js';
 import { whyRetryingStopped } from '../api/retry.js';
 import type { RunKind } from '../state/store.js';
@@ -38,14 +38,27 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   const logger = env.logger.child({ job: job.name, run: runId });
   const summary = emptySummary(job.name, kindOf(job), runId, options.dryRun);
   const takesLock = !options.dryRun;
-  /** A run that could not start (the job is locked, the state database cannot be written): nothing was done. */
-  const notStarted = (error: AdsyncError): RunSummary => ({
-    ...summary,
-    status: 'failed',
-    error: scrubSecrets(error.hint ? `${error.message} (${error.hint})` : error.message),
-    exit_code: error.exitCode,
-    duration_ms: Date.now() - started,
-  });
+  /** Sends the alert the finished run calls for, if any. */
+  const alertOn = async (finished: RunSummary): Promise<void> => {
+    const alert = shouldAlert(finished, job.alerts.rejectRatio);
+    if (alert.send && job.alerts.webhookUrl) await sendAlert(job.alerts.webhookUrl, { event: 'adsync.run', reason: alert.reason, summary: finished }, logger);
+  };
+  /**
+   * A run that could not start (the job is locked, the state database cannot be written):
+   * nothing was done. It alerts as a failed run does, unless the job is running elsewhere:
+   * that run is going, and alerts for itself.
+   */
+  const notStarted = async (error: AdsyncError): Promise<RunSummary> => {
+    const failed: RunSummary = {
+      ...summary,
+      status: 'failed',
+      error: scrubSecrets(messageWithHint(error)),
+      exit_code: error.exitCode,
+      duration_ms: Date.now() - started,
+    };
+    if (!(error instanceof LockedError)) await alertOn(failed);
+    return failed;
+  };
 
   if (takesLock) {
     let lock: Awaited<ReturnType<typeof acquireJobLock>>;
@@ -195,7 +208,6 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   }
   logger.info({ status: summary.status, durationMs: summary.duration_ms }, 'run finished');
 
-  const alert = shouldAlert(summary, job.alerts.rejectRatio);
-  if (alert.send && job.alerts.webhookUrl) await sendAlert(job.alerts.webhookUrl, summary, alert.reason, logger);
+  await alertOn(summary);
   return summary;
 }

@@ -4,11 +4,13 @@
  * - a global `alerts.webhook_url` (settings file) is used by a job without alerts of its own,
  *   a job's `webhook_url: null` turns it off, and a run whose rejects pass
  *   `alerts.reject_ratio` alerts although it succeeded; a webhook that is down changes
- *   nothing about the run, and the failed delivery is logged (without the webhook's path);
+ *   nothing about the run, and the failed delivery is logged (without the webhook's path); a
+ *   run refused because the job is running elsewhere does not alert;
  * - `--rejects-with-values` adds the raw `value` column, for `run` and for `validate`;
  * - off a terminal, `progress_interval_seconds` gives `progress` JSON log lines on stderr,
  *   while `--json` keeps stdout to the summary lines.
  */
+import Database from 'better-sqlite3';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -156,6 +158,24 @@ describe('alerts', () => {
       expect(r.stderr).not.toContain('s3cr3tW3bh00kPath');
       expect(r.stderr).not.toContain('q5ecret');
     }
+  });
+
+  it('does not alert for a run refused because the job is running elsewhere: that run is going', { timeout: 20_000 }, async () => {
+    hook = await startHook();
+    appendSettings(`alerts:\n  webhook_url: "${hook.url('/hooks/global')}"\n`);
+    ws.write('crm.csv', exportWith(2, 0));
+    ws.write('crm.yaml', audienceJob());
+    expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
+    // The lock of a run on another machine, renewed a moment ago.
+    const db = new Database(ws.statePath);
+    const now = Date.now();
+    db.prepare('INSERT OR REPLACE INTO locks (job, owner, acquired_at, heartbeat_at, expires_at) VALUES (?, ?, ?, ?, ?)').run('crm', 'elsewhere:4242:abcdef', now, now, now + 600_000);
+    db.close();
+
+    const r = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(r.code, r.stderr).toBe(1);
+    expect(summaries(r)[0]).toMatchObject({ job: 'crm', status: 'failed', exit_code: 1, error: expect.stringMatching(/^job crm is already running \(lock held by elsewhere:4242:abcdef since /) as string });
+    expect(hook.calls).toEqual([]);
   });
 });
 

@@ -9,9 +9,10 @@ import Database from 'better-sqlite3';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { BIN } from '../helpers/cli.js';
 import { createWorkspace, type Workspace } from '../helpers/e2e.js';
+import { startHook } from '../helpers/webhook.js';
 import { expectNoStackTrace, summaryOf } from '../reliability/support.js';
 
 let ws: Workspace;
@@ -78,7 +79,10 @@ describe('a state database adsync cannot use', () => {
     expect(r.stderr).toContain('hint: the file is not an adsync state database, or it is damaged: move it aside (keep it to look at) and run again');
   });
 
-  it('held by another process for longer than the busy timeout: the run is refused with the file named and the lock left free, not an internal error', { timeout: 40_000 }, async () => {
+  it('held by another process for longer than the busy timeout: the run is refused with the file named and the lock left free, not an internal error, and alerts as a failed run', { timeout: 40_000 }, async () => {
+    const hook = await startHook();
+    onTestFinished(() => hook.close());
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}alerts:\n  webhook_url: "${hook.url('/hooks/state')}"\n`);
     ws.write('crm.csv', 'Email\na@example.com\n');
     ws.write('crm.yaml', JOB);
     expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
@@ -97,11 +101,14 @@ describe('a state database adsync cannot use', () => {
     expect(r.stderr).not.toContain('internal error');
     const error = `cannot write to the state database ${ws.statePath}: database is locked (another process kept it locked for more than 10 s`;
     expect(r.stderr).toContain(`adsync: job crm failed: ${error}`);
-    expect(summaryOf(r)).toMatchObject({ job: 'crm', status: 'failed', exit_code: 1, error: expect.stringContaining(error) as string });
+    const summary = summaryOf(r);
+    expect(summary).toMatchObject({ job: 'crm', status: 'failed', exit_code: 1, error: expect.stringContaining(error) as string });
     const db = new Database(ws.statePath, { readonly: true });
     expect(db.prepare('SELECT COUNT(*) AS n FROM locks').get()).toEqual({ n: 0 });
     expect(db.prepare('SELECT status FROM runs').all()).toEqual([{ status: 'success' }]);
     db.close();
+    // A run that could not start is a failed run: it alerts (the first run, a success, did not).
+    expect(hook.calls.map((c) => [c.url, c.body])).toEqual([['/hooks/state', JSON.stringify({ event: 'adsync.run', reason: `run failed: ${String(summary.error)}`, summary })]]);
   });
 
   const asNobody = process.getuid?.() === 0 && existsSync('/usr/bin/setpriv');
