@@ -1,8 +1,10 @@
 /**
  * Alerts: when a run fails, or its reject ratio passes the alert threshold, the JSON summary
- * is POSTed to the job's (or config's) webhook (`adsync.run`). Retried a few times, bounded in
- * time, and never able to fail or block the run: a failed alert is logged and dropped. The
- * summary holds counts and paths only, never a credential.
+ * is POSTed to the job's (or config's) webhook (`adsync.run`). When a job cannot run at all
+ * and so has no summary (its job file does not load, its run crashed), the scheduler sends the
+ * smaller `adsync.job` alert instead.
+ * Retried a few times, bounded in time, and never able to fail or block the run: a failed
+ * alert is logged and dropped. An alert holds counts, names and paths only, never a credential.
  */
 import type { Logger } from 'pino';
 import { sendHttp } from '../api/http.js';
@@ -17,7 +19,19 @@ export interface RunAlert {
   summary: RunSummary;
 }
 
-export type Alert = RunAlert;
+/**
+ * A job that cannot run and has no run summary: its job file does not load, another file has
+ * its job name, or its run crashed. `job` is the job's name as far as the file tells it
+ * (`name:`, else the file name); `job_file` the file as the scheduler found it.
+ */
+export interface JobAlert {
+  event: 'adsync.job';
+  reason: string;
+  job: string;
+  job_file: string;
+}
+
+export type Alert = RunAlert | JobAlert;
 
 export interface AlertDecision {
   send: boolean;

@@ -9,7 +9,7 @@ import { statSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
 import cron from 'node-cron';
 import { expandHome } from '../config/home-path.js';
-import { isValidTimezone, retryDelayProblem, retryFrom, type Settings } from '../config/settings.js';
+import { alertsSchema, isValidTimezone, retryDelayProblem, retryFrom, type Settings } from '../config/settings.js';
 import { parseWithSchema, readYamlFile } from '../config/yaml-file.js';
 import { ConfigError } from '../errors.js';
 import { normalizeCountry } from '../hash/country.js';
@@ -39,19 +39,34 @@ export interface LoadJobOptions {
   sourceOverride?: string | undefined;
 }
 
+export interface PeekedJobFile {
+  name: string;
+  kind: RunKind | undefined;
+  /** The file as named (relative to the working directory when it is below it). */
+  file: string;
+  /** The file's own `alerts.webhook_url` when it holds a valid one; null when it turns alerts off; undefined when it says neither. */
+  webhookUrl: string | null | undefined;
+}
+
 /**
- * The name and kind of a job file that failed to load, as far as the file tells: `name:`
- * when it is a valid job name, else the file name; the kind from the block present.
+ * What a job file that failed to load tells, as far as it can be read: its name (`name:`
+ * when it is a valid job name, else the file name), its kind from the block present, and
+ * its own alerts webhook.
  */
-export function peekJobFile(path: string, cwd: string = process.cwd()): { name: string; kind: RunKind | undefined; file: string } {
+export function peekJobFile(path: string, cwd: string = process.cwd()): PeekedJobFile {
   const file = resolve(cwd, path);
   const display = displayPath(file, cwd);
   let name = basename(file, extname(file));
   let kind: RunKind | undefined;
+  let webhookUrl: string | null | undefined;
   try {
     const d: unknown = readYamlFile(file, display, 'job file');
     if (isRecord(d)) {
       if (typeof d.name === 'string' && JOB_NAME.test(d.name)) name = d.name;
+      if (isRecord(d.alerts)) {
+        const own = alertsSchema.shape.webhook_url.safeParse(d.alerts.webhook_url);
+        if (own.success) webhookUrl = own.data;
+      }
       const audience = d.audience;
       if (d.catalog !== undefined && audience === undefined) kind = 'catalog';
       else if (audience !== undefined && d.catalog === undefined) {
@@ -61,7 +76,12 @@ export function peekJobFile(path: string, cwd: string = process.cwd()): { name: 
   } catch {
     // Unreadable or not YAML: the file name is all there is.
   }
-  return { name, kind, file: display };
+  return { name, kind, file: display, webhookUrl };
+}
+
+/** Where a job's alerts go: its own `alerts.webhook_url`, none when that is null, else the settings'. */
+export function alertsWebhook(own: string | null | undefined, settings: Settings): string | undefined {
+  return own === null ? undefined : (own ?? settings.alerts.webhookUrl);
 }
 
 export function loadJob(path: string, settings: Settings, options: LoadJobOptions = {}): Job {
@@ -158,7 +178,7 @@ function resolveJob(f: JobFile, file: string, display: string, settings: Setting
     source,
     maxRejectRatio: f.max_reject_ratio ?? settings.maxRejectRatio,
     alerts: {
-      webhookUrl: f.alerts?.webhook_url === null ? undefined : (f.alerts?.webhook_url ?? settings.alerts.webhookUrl),
+      webhookUrl: alertsWebhook(f.alerts?.webhook_url, settings),
       rejectRatio: f.alerts?.reject_ratio ?? settings.alerts.rejectRatio,
     },
     concurrency: f.concurrency ?? settings.concurrency,

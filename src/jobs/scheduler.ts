@@ -4,7 +4,9 @@
  * - One run of a job at a time: a tick that comes while the job's previous run is still
  *   going is skipped (logged); across processes and machines the job lock in the state
  *   database does the same (the other run is logged as running elsewhere).
- * - A job file that fails validation is reported and skipped; the others still run.
+ * - A job file that fails validation is reported and skipped; the others still run. So is one
+ *   whose job name an earlier file (by name) of the folder has. Both alert (schedule-alerts.ts),
+ *   once per problem; so does a run that crashed instead of ending with a summary.
  * - reload() (SIGHUP) re-reads the folder: new, changed and removed job files take effect;
  *   runs in progress finish undisturbed.
  * - stop() (SIGTERM/SIGINT) starts no new run; runs in progress finish the batch in flight,
@@ -14,10 +16,13 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
-import { isAdsyncError } from '../errors.js';
+import { isAdsyncError, messageWithHint } from '../errors.js';
+import { scrubSecrets } from '../logging/secrets.js';
 import type { Job } from './job.js';
+import { alertsWebhook, peekJobFile } from './load-job.js';
 import type { RunEnvironment } from './run-context.js';
 import { runJob } from './runner.js';
+import { ScheduleAlerts, type JobFileProblem } from './schedule-alerts.js';
 import type { RunSummary } from './summary.js';
 
 /**
@@ -73,8 +78,10 @@ export class Scheduler {
    */
   private readonly running = new Map<string, Promise<void>>();
   private stopped = false;
+  private readonly alerts: ScheduleAlerts;
 
   constructor(private readonly options: SchedulerOptions) {
+    this.alerts = new ScheduleAlerts(options.logger);
     cron.setLogger({
       info: (m) => options.logger.debug({ source: 'node-cron' }, m),
       warn: (m) => options.logger.warn({ source: 'node-cron' }, m),
@@ -103,6 +110,7 @@ export class Scheduler {
     const { logger } = this.options;
     const dir = resolve(this.options.jobsDir);
     const wanted = new Map<string, Job>();
+    const problems = new Map<string, JobFileProblem>();
     for (const file of jobFilesIn(dir)) {
       let job: Job;
       try {
@@ -110,6 +118,12 @@ export class Scheduler {
       } catch (error) {
         if (!isAdsyncError(error)) throw error;
         logger.error({ file, error: error.message }, 'job file is not valid: skipped (the other jobs still run)');
+        const peeked = peekJobFile(file);
+        problems.set(file, {
+          job: peeked.name,
+          reason: `job not scheduled: ${scrubSecrets(messageWithHint(error))}`,
+          webhookUrl: alertsWebhook(peeked.webhookUrl, this.options.environment.settings),
+        });
         continue;
       }
       if (job.schedule === undefined) {
@@ -119,10 +133,17 @@ export class Scheduler {
       const other = wanted.get(job.name);
       if (other) {
         logger.error({ job: job.name, file, other: other.file }, 'two job files have the same job name: this one is skipped');
+        problems.set(file, {
+          job: job.name,
+          reason: `job not scheduled: ${file} has the job name "${job.name}" of ${other.file}, which is scheduled; give one of them another name (name: in the job file)`,
+          webhookUrl: job.alerts.webhookUrl,
+        });
         continue;
       }
       wanted.set(job.name, job);
     }
+    // Before the schedule changes (which awaits): a second reload right behind this one finds them sent.
+    this.alerts.jobFileProblems(problems);
     for (const [name, entry] of this.scheduled) {
       const next = wanted.get(name);
       if (!next || JSON.stringify(next) !== JSON.stringify(entry.job)) {
@@ -163,17 +184,21 @@ export class Scheduler {
         const current = this.scheduled.get(name);
         if (!this.stopped && current) logger.info({ job: name, nextRun: current.task.getNextRun()?.toISOString() }, 'next run');
       })
-      .catch((error: unknown) => logger.error({ job: name, error: String(error) }, 'run crashed'))
+      .catch((error: unknown) => {
+        logger.error({ job: name, error: String(error) }, 'run crashed');
+        this.alerts.runCrashed(entry.job, error);
+      })
       .finally(() => this.running.delete(name));
     this.running.set(name, run);
   }
 
-  /** Stops scheduling; waits for the runs in progress (they stop at the next batch boundary). */
+  /** Stops scheduling; waits for the runs in progress (they stop at the next batch boundary) and the alerts being sent. */
   async stop(): Promise<void> {
     this.stopped = true;
     for (const entry of this.scheduled.values()) await entry.task.destroy();
     this.scheduled.clear();
     if (this.running.size > 0) this.options.logger.info({ runs: this.running.size }, 'waiting for the runs in progress to commit their work in flight');
     await Promise.allSettled([...this.running.values()]);
+    await this.alerts.settled();
   }
 }

@@ -14,6 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import type { CliResult } from '../helpers/cli.js';
 import { collect, createWorkspace, type Workspace } from '../helpers/e2e.js';
+import { startHook, type Hook } from '../helpers/webhook.js';
 
 let ws: Workspace;
 let slowSource: http.Server | undefined;
@@ -378,6 +379,137 @@ describe('adsync schedule', () => {
     expect(await history('good'), r.stderr).toContainEqual(expect.objectContaining({ status: 'success' }));
     expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email).toHaveLength(1);
   });
+});
+
+describe('alerts of jobs that cannot run', () => {
+  let hook: Hook | undefined;
+  afterEach(async () => {
+    await hook?.close();
+    hook = undefined;
+  });
+
+  /** The settings' webhook: its path and query are its secret. */
+  const GLOBAL_HOOK = '/hooks/T000/s3cr3tPath?token=q5ecret';
+  const jobBody = (body: string) => JSON.parse(body) as { event: string; reason: string; job: string; job_file: string };
+
+  it(
+    'alerts once for each job file that cannot be loaded or whose job name is taken, at start and after a SIGHUP, without holding up the other jobs; a fixed file runs',
+    { timeout: 60_000 },
+    async () => {
+      // The webhook answers nothing until a job has run (or 4.5 s have passed: alerts.ts gives an
+      // answer 5 s before it tries again): the scheduler must not wait for it.
+      let released = false;
+      let release = (): void => undefined;
+      hook = await startHook({ hold: new Promise<void>((r) => (release = r)).then(() => void (released = true)) });
+      const holdAtMost = setTimeout(release, 4500);
+      ws.write('adsync.yaml', `${ws.read('adsync.yaml')}alerts:\n  webhook_url: "${hook.url(GLOBAL_HOOK)}"\n`);
+      ws.write('jobs/data/a.csv', 'Email\na@example.com\n');
+      const good = jobYaml('* * * * * *', 'data/a.csv').replace('audience:\n', 'audience:\n  mode: add\n');
+      ws.write('jobs/good.yaml', good);
+      ws.write('jobs/later.yaml', good);
+      ws.write('jobs/bad.yaml', good.replace('"* * * * * *"', '"every day"'));
+      // Values in the wrong place that hold secrets: a webhook URL and a source URL with a password.
+      ws.write(
+        'jobs/secret.yaml',
+        'account_id: emu-account\nschedule: "* * * * * *"\nalerts: "https://hooks.slack.example/services/T000/B000/xoxSecretHookPath"\nsource: "https://user:pa55word@example.com/x.csv"\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n',
+      );
+      // A broken file that names its own webhook alerts there; one that turns alerts off, nowhere.
+      ws.write('jobs/own.yaml', `alerts: { webhook_url: "${hook.url('/hooks/own')}" }\n${good.replace('"* * * * * *"', '"every hour"')}`);
+      ws.write('jobs/silenced.yaml', `alerts: { webhook_url: null }\n${good.replace('"* * * * * *"', '"hourly"')}`);
+      // The job name of good.yaml, which comes first: this one is skipped. It names its own webhook.
+      ws.write('jobs/twin.yaml', `name: good\nalerts: { webhook_url: "${hook.url('/hooks/twin')}" }\n${good}`);
+
+      const { child, done, log, waitFor } = startScheduler();
+      await waitFor(/"job":"good"[^\n]*"msg":"run finished"/, 'a run of job good while the alerts wait for the webhook');
+      await hook.waitForCalls(4);
+      expect(released, 'the webhook had not answered yet').toBe(false);
+      release();
+      clearTimeout(holdAtMost);
+      const file = (name: string) => join(ws.dir, 'jobs', name);
+      const byFile = () => [...hook!.calls].sort((a, b) => jobBody(a.body).job_file.localeCompare(jobBody(b.body).job_file));
+      expect(byFile().map((c) => [c.url, c.type, c.body])).toEqual([
+        [
+          GLOBAL_HOOK,
+          'application/json',
+          JSON.stringify({
+            event: 'adsync.job',
+            reason: 'job not scheduled: jobs/bad.yaml is not valid:\n  schedule: "every day" is not a valid cron expression (expected 5 or 6 fields but got 2)',
+            job: 'bad',
+            job_file: file('bad.yaml'),
+          }),
+        ],
+        [
+          '/hooks/own',
+          'application/json',
+          JSON.stringify({
+            event: 'adsync.job',
+            reason: 'job not scheduled: jobs/own.yaml is not valid:\n  schedule: "every hour" is not a valid cron expression (expected 5 or 6 fields but got 2)',
+            job: 'own',
+            job_file: file('own.yaml'),
+          }),
+        ],
+        [
+          GLOBAL_HOOK,
+          'application/json',
+          JSON.stringify({
+            event: 'adsync.job',
+            reason:
+              'job not scheduled: jobs/secret.yaml is not valid:\n  source: expected object, got a URL (not repeated here: it may hold a password or a token)\n  alerts: expected object, got a URL (not repeated here: it may hold a password or a token)',
+            job: 'secret',
+            job_file: file('secret.yaml'),
+          }),
+        ],
+        [
+          '/hooks/twin',
+          'application/json',
+          JSON.stringify({
+            event: 'adsync.job',
+            reason: `job not scheduled: ${file('twin.yaml')} has the job name "good" of ${file('good.yaml')}, which is scheduled; give one of them another name (name: in the job file)`,
+            job: 'good',
+            job_file: file('twin.yaml'),
+          }),
+        ],
+      ]);
+
+      // A SIGHUP that finds the same problems sends nothing; one that finds a file broken since sends its alert.
+      const reloaded = (n: number) => new RegExp(`(two job files have the same job name[^]*){${n}}`);
+      child.kill('SIGHUP');
+      await waitFor(reloaded(2), 'the first reload');
+      ws.write('jobs/later.yaml', 'account_id: [\n');
+      child.kill('SIGHUP');
+      await waitFor(/"job":"later"[^\n]*"msg":"job removed from the schedule"/, 'the broken file dropping its job');
+      await hook.waitForCalls(5);
+      expect(hook.calls.slice(4).map((c) => [c.url, c.body])).toEqual([
+        [
+          GLOBAL_HOOK,
+          JSON.stringify({
+            event: 'adsync.job',
+            reason: 'job not scheduled: jobs/later.yaml line 2, column 1: not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]',
+            job: 'later',
+            job_file: file('later.yaml'),
+          }),
+        ],
+      ]);
+
+      // Fixed and reloaded: the job runs, and nothing is sent for it.
+      ws.write('jobs/bad.yaml', good);
+      child.kill('SIGHUP');
+      await waitFor(/"job":"bad"[^\n]*"msg":"run finished"/, 'a run of the fixed job');
+      child.kill('SIGTERM');
+      const r = await done;
+      expect(r.code, r.stderr).toBe(0);
+      expect(await history('bad'), r.stderr).toContainEqual(expect.objectContaining({ status: 'success' }));
+      expect(hook.calls, log()).toHaveLength(5);
+      for (const call of hook.calls) {
+        const c = ws.emulator.credentials;
+        for (const secret of ['xoxSecretHookPath', 'T000/B000', 'pa55word', 's3cr3tPath', 'q5ecret', c.consumerSecret, c.accessToken, c.accessTokenSecret]) {
+          expect(call.body).not.toContain(secret);
+        }
+      }
+      // The log names the webhook by its origin only.
+      expect(r.stderr).not.toContain('s3cr3tPath');
+    },
+  );
 });
 
 describe('alerts', () => {
