@@ -1,8 +1,8 @@
 /**
  * Alerts: when a run fails, or its reject ratio passes the alert threshold, the JSON summary
  * is POSTed to the job's (or config's) webhook (`adsync.run`). When a job cannot run at all
- * and so has no summary (its job file does not load, its run crashed), the scheduler sends the
- * smaller `adsync.job` alert instead.
+ * and so has no summary (its job file does not load, its run crashed, the scheduler could not
+ * start), the scheduler sends the smaller `adsync.job` or `adsync.schedule` alert instead.
  * Retried a few times, bounded in time, and never able to fail or block the run: a failed
  * alert is logged and dropped. An alert holds counts, names and paths only, never a credential.
  */
@@ -31,7 +31,14 @@ export interface JobAlert {
   job_file: string;
 }
 
-export type Alert = RunAlert | JobAlert;
+/** The scheduler could not start, so no job of its folder runs. */
+export interface ScheduleAlert {
+  event: 'adsync.schedule';
+  reason: string;
+  jobs_dir: string;
+}
+
+export type Alert = RunAlert | JobAlert | ScheduleAlert;
 
 export interface AlertDecision {
   send: boolean;

@@ -3,16 +3,20 @@
  * an overlapping tick, never runs one job twice at once even across two processes, stops
  * cleanly on SIGTERM with the state consistent (announcing no further run), and skips an
  * invalid job file; follows job files that are symbolic links; stops the progress lines of
- * each of two concurrent runs when it ends.
+ * each of two concurrent runs when it ends. Alerts a webhook on 127.0.0.1 when a job cannot run
+ * at all: a job file that does not load or whose job name is taken (once per problem, without
+ * holding up the other jobs), and a scheduler that cannot start.
  */
-import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import http from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
-import type { CliResult } from '../helpers/cli.js';
+import { BIN, type CliResult } from '../helpers/cli.js';
 import { collect, createWorkspace, type Workspace } from '../helpers/e2e.js';
 import { startHook, type Hook } from '../helpers/webhook.js';
 
@@ -510,6 +514,51 @@ describe('alerts of jobs that cannot run', () => {
       expect(r.stderr).not.toContain('s3cr3tPath');
     },
   );
+
+  it('the scheduler that cannot start (its state database is not one) alerts the settings\' webhook before it exits 1', { timeout: 30_000 }, async () => {
+    hook = await startHook();
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}alerts:\n  webhook_url: "${hook.url(GLOBAL_HOOK)}"\n`);
+    ws.write('jobs/good.yaml', jobYaml('* * * * * *', 'data/a.csv'));
+    ws.write('state/state.sqlite', 'this is not a database, it only has the name of one\n');
+    const r = await ws.cli(['schedule', '--jobs', 'jobs']);
+    expect(r.code, r.stderr).toBe(1);
+    const error = `cannot open the state database ${ws.statePath}: file is not a database`;
+    expect(r.stderr).toContain(`adsync: ${error}`);
+    expect(hook.calls.map((c) => [c.url, c.body])).toEqual([
+      [
+        GLOBAL_HOOK,
+        JSON.stringify({
+          event: 'adsync.schedule',
+          reason: `the scheduler could not start: ${error} (the file is not an adsync state database, or it is damaged: move it aside (keep it to look at) and run again; audience members are then sent again in full and a catalog state is rebuilt from the service (README: Troubleshooting))`,
+          jobs_dir: join(ws.dir, 'jobs'),
+        }),
+      ],
+    ]);
+  });
+
+  const asNobody = process.getuid?.() === 0 && existsSync('/usr/bin/setpriv');
+  it.runIf(asNobody)("the scheduler whose user cannot read the jobs folder alerts that it could not start", { timeout: 30_000 }, async () => {
+    hook = await startHook();
+    // A folder every user can read, with a jobs folder only root can read and a state folder anyone can write.
+    const dir = mkdtempSync(join(tmpdir(), 'adsync-unreadable-'));
+    chmodSync(dir, 0o755);
+    mkdirSync(join(dir, 'jobs'), { mode: 0o700 });
+    mkdirSync(join(dir, 'state'));
+    chmodSync(join(dir, 'state'), 0o777);
+    writeFileSync(join(dir, 'adsync.yaml'), `alerts:\n  webhook_url: "${hook.url(GLOBAL_HOOK)}"\n`);
+    const child = spawn('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BIN, 'schedule', '--jobs', 'jobs'], {
+      cwd: dir,
+      env: { ...ws.env, HOME: dir, XDG_CONFIG_HOME: join(dir, '.config'), ADSYNC_STATE: join(dir, 'state', 'state.sqlite'), ADSYNC_CONFIG: join(dir, 'adsync.yaml') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const r = await collect(child);
+    expect(r.code, r.stderr).toBe(1);
+    const error = `EACCES: permission denied, scandir '${join(dir, 'jobs')}'`;
+    expect(r.stderr).toContain(error);
+    expect(hook.calls.map((c) => [c.url, c.body])).toEqual([
+      [GLOBAL_HOOK, JSON.stringify({ event: 'adsync.schedule', reason: `the scheduler could not start: ${error}`, jobs_dir: join(dir, 'jobs') })],
+    ]);
+  });
 });
 
 describe('alerts', () => {

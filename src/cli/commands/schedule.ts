@@ -2,12 +2,35 @@
 import type { Command } from 'commander';
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ConfigError } from '../../errors.js';
+import type { Logger } from 'pino';
+import { ConfigError, messageWithHint, toAdsyncError } from '../../errors.js';
+import { sendAlert } from '../../jobs/alerts.js';
 import { loadJob } from '../../jobs/load-job.js';
 import { LogProgress } from '../../jobs/progress.js';
 import { Scheduler } from '../../jobs/scheduler.js';
+import { scrubSecrets } from '../../logging/secrets.js';
+import type { StateStore } from '../../state/store.js';
 import type { CliContext } from '../context.js';
 import { openStore, runEnvironment } from '../job-session.js';
+
+/**
+ * The scheduler could not start (its jobs folder or state database cannot be used): none of
+ * its jobs runs, so the settings' webhook is told (`adsync.schedule`) before the command fails.
+ * A settings file (or log level) that cannot be read gives no webhook to tell: the exit code says it.
+ */
+async function alertNotStarted(ctx: CliContext, dir: string, error: unknown): Promise<void> {
+  let webhookUrl: string | undefined;
+  let logger: Logger;
+  try {
+    webhookUrl = ctx.settings.alerts.webhookUrl;
+    logger = ctx.logger;
+  } catch {
+    return;
+  }
+  if (webhookUrl === undefined) return;
+  const reason = `the scheduler could not start: ${scrubSecrets(messageWithHint(toAdsyncError(error)))}`;
+  await sendAlert(webhookUrl, { event: 'adsync.schedule', reason, jobs_dir: dir }, logger);
+}
 
 export function registerSchedule(program: Command, ctx: CliContext): void {
   program
@@ -16,8 +39,14 @@ export function registerSchedule(program: Command, ctx: CliContext): void {
     .option('--jobs <dir>', 'folder of job files', 'jobs')
     .action(async (flags: { jobs: string }) => {
       const dir = resolve(ctx.cwd, flags.jobs);
-      if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new ConfigError(`jobs folder ${flags.jobs} does not exist`, { hint: 'give one with --jobs <dir>' });
-      const store = openStore(ctx);
+      let store: StateStore;
+      try {
+        if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new ConfigError(`jobs folder ${flags.jobs} does not exist`, { hint: 'give one with --jobs <dir>' });
+        store = openStore(ctx);
+      } catch (error) {
+        await alertNotStarted(ctx, dir, error);
+        throw error;
+      }
       const scheduler = new Scheduler({
         jobsDir: dir,
         environment: runEnvironment(ctx, store, new LogProgress(ctx.logger, ctx.settings.progressIntervalMs)),
@@ -29,7 +58,12 @@ export function registerSchedule(program: Command, ctx: CliContext): void {
       };
       process.on('SIGHUP', onHup);
       try {
-        await scheduler.start();
+        try {
+          await scheduler.start();
+        } catch (error) {
+          await alertNotStarted(ctx, dir, error);
+          throw error;
+        }
         ctx.logger.info({ jobsDir: dir, jobs: scheduler.size, pid: process.pid }, 'scheduler started (SIGTERM or Ctrl-C stops it, SIGHUP reloads the job files)');
         // Signal handlers do not keep a process alive: with no cron task (no job scheduled
         // yet, or all removed by a reload) it would end at once (exit 13, an unsettled await)
