@@ -12,11 +12,11 @@
  * - stop() (SIGTERM/SIGINT) starts no new run; runs in progress finish the batch in flight,
  *   commit it, and end as interrupted.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { join, resolve } from 'node:path';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
-import { isAdsyncError, messageWithHint } from '../errors.js';
+import { ConfigError, isAdsyncError, messageWithHint } from '../errors.js';
 import { scrubSecrets } from '../logging/secrets.js';
 import type { Job } from './job.js';
 import { alertsWebhook, peekJobFile } from './load-job.js';
@@ -54,10 +54,27 @@ interface Scheduled {
  * listed too: loading it reports it like any unreadable job file.
  */
 export function jobFilesIn(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true })
+  return readJobsFolder(dir)
     .filter((e) => /\.ya?ml$/i.test(e.name) && (e.isFile() || (e.isSymbolicLink() && !linksToNonFile(join(dir, e.name)))))
     .map((e) => join(dir, e.name))
     .sort();
+}
+
+/** The entries of the jobs folder; one that cannot be read is a configuration problem, said in words. */
+function readJobsFolder(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'EACCES' || code === 'EPERM') {
+      throw new ConfigError(`cannot read the jobs folder ${dir}: permission denied`, {
+        cause: error,
+        hint: 'the user adsync runs as needs read and execute permission on the folder (ls -ld shows its owner and mode)',
+      });
+    }
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new ConfigError(`the jobs folder ${dir} does not exist (any more)`, { cause: error, hint: 'give one with --jobs <dir>' });
+    throw error;
+  }
 }
 
 /** True when the link leads to something that is not a file (a folder); false when it cannot be followed. */

@@ -552,11 +552,15 @@ describe('alerts of jobs that cannot run', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const r = await collect(child);
-    expect(r.code, r.stderr).toBe(1);
-    const error = `EACCES: permission denied, scandir '${join(dir, 'jobs')}'`;
-    expect(r.stderr).toContain(error);
+    // A configuration problem said in words (exit 2), not an internal error.
+    expect(r.code, r.stderr).toBe(2);
+    const error = `cannot read the jobs folder ${join(dir, 'jobs')}: permission denied`;
+    const hint = 'the user adsync runs as needs read and execute permission on the folder (ls -ld shows its owner and mode)';
+    expect(r.stderr).toContain(`adsync: ${error}`);
+    expect(r.stderr).toContain(hint);
+    expect(r.stderr).not.toMatch(/internal error|bug in adsync|EACCES/);
     expect(hook.calls.map((c) => [c.url, c.body])).toEqual([
-      [GLOBAL_HOOK, JSON.stringify({ event: 'adsync.schedule', reason: `the scheduler could not start: ${error}`, jobs_dir: join(dir, 'jobs') })],
+      [GLOBAL_HOOK, JSON.stringify({ event: 'adsync.schedule', reason: `the scheduler could not start: ${error} (${hint})`, jobs_dir: join(dir, 'jobs') })],
     ]);
   });
 });
