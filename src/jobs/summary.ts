@@ -126,6 +126,7 @@ export function formatSummaryTable(s: RunSummary, options: { validation?: boolea
               ['removed', n(s.removed)],
             ] as [string, string][])),
         ['requests', `${n(s.requests)} (${n(s.retries)} retries)`],
+        ...(s.warnings !== undefined && s.warnings > 0 ? ([['warnings', `${n(s.warnings)} (accepted by the service with warnings: see the log)`]] as [string, string][]) : []),
       ];
   const invalid = Object.entries(s.invalid_identifiers ?? {}).filter(([, count]) => count > 0);
   const rows: [string, string][] = [
