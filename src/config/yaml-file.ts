@@ -77,12 +77,30 @@ export function readYamlFile(path: string, display: string, what: string, direct
   return parseYaml(text, display);
 }
 
+/**
+ * A URL may hold a password or a token (a webhook's path is its secret): a message, which goes
+ * to logs and alerts, does not repeat one, whether it is a whole value or inside one (`path:https://...`,
+ * a space missing after the colon) or a key (`alerts: { https://... }`).
+ */
+const URL_IN_TEXT = /[a-z][a-z0-9+.-]*:\/\//i;
+const NOT_REPEATED = 'not repeated here: it may hold a password or a token';
+
+/** Whether the text is or holds a URL, which a message must not repeat. */
+function holdsUrl(text: string): boolean {
+  return URL_IN_TEXT.test(text);
+}
+
+/** A key or path element as a message names it: one holding a URL is not repeated. */
+function describeKey(key: PropertyKey): string {
+  const text = String(key);
+  return holdsUrl(text) ? `<a URL, ${NOT_REPEATED}>` : text;
+}
+
 function describeInput(input: unknown): string {
   if (input === undefined) return 'nothing';
   if (input === null) return 'null';
-  // A URL may hold a password or a token (a webhook's path is its secret): it is not repeated,
-  // as this message goes to logs and alerts.
-  if (typeof input === 'string' && /^[a-z][a-z0-9+.-]*:\/\//i.test(input.trim())) return 'a URL (not repeated here: it may hold a password or a token)';
+  if (typeof input === 'string' && /^[a-z][a-z0-9+.-]*:\/\//i.test(input.trim())) return `a URL (${NOT_REPEATED})`;
+  if (typeof input === 'string' && holdsUrl(input)) return `text holding a URL (${NOT_REPEATED})`;
   if (typeof input === 'string') return `"${input.length > 60 ? `${input.slice(0, 57)}...` : input}"`;
   if (typeof input === 'number' || typeof input === 'boolean' || typeof input === 'bigint') return `${typeof input} ${String(input)}`;
   if (Array.isArray(input)) return 'a list';
@@ -127,7 +145,7 @@ export function closestKey(key: string, known: readonly string[]): string | unde
 
 /** One issue as message lines (an issue may hold several problems: unknown keys, a union's). */
 export function formatIssue(issue: z.core.$ZodIssue, knownKeys?: KnownKeys): string[] {
-  const path = issue.path.map(String).join('.');
+  const path = issue.path.map(describeKey).join('.');
   const at = path === '' ? '' : `${path}: `;
   switch (issue.code) {
     case 'invalid_type':
@@ -153,7 +171,7 @@ export function formatIssue(issue: z.core.$ZodIssue, knownKeys?: KnownKeys): str
       return issue.keys.map((k) => {
         const best = closestKey(k, known);
         const suggestion = best !== undefined ? ` (did you mean "${best}"?)` : known.length > 0 ? ` (allowed: ${known.join(', ')})` : '';
-        return `${prefix}${k}: unknown key${suggestion}`;
+        return `${prefix}${describeKey(k)}: unknown key${suggestion}`;
       });
     }
     default:

@@ -33,6 +33,11 @@ function isUrl(path: string): boolean {
   return /^https?:\/\//i.test(path);
 }
 
+/** A URL of another scheme (sftp://, ftp://, s3://): not a path either, and it may hold a password. */
+function isUnreadableUrl(path: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(path) && !isUrl(path);
+}
+
 export interface LoadJobOptions {
   cwd?: string;
   /** Replaces the job's source (backfill --source), resolved against the working directory. */
@@ -160,7 +165,10 @@ function resolveJob(f: JobFile, file: string, display: string, settings: Setting
     // Not repeated: a URL that cannot be parsed cannot be masked, and it may hold a password or a token.
     problems.push('source.path: not a valid URL (not repeated here: it may hold a password or a token); check its host and port, and in a user:password@ part write / @ : # ? as %2F %40 %3A %23 %3F');
   }
-  if (options.sourceOverride === undefined && source.format === undefined && !isUrl(sourcePath) && formatOfPath(sourcePath) === undefined) {
+  // Taken for a local path, it was quoted in full (password included) by every message about it.
+  const unreadableUrl = options.sourceOverride === undefined && isUnreadableUrl(rawSource);
+  if (unreadableUrl) problems.push('source.path: a URL adsync cannot read: only http:// and https:// are (not repeated here: it may hold a password or a token)');
+  if (options.sourceOverride === undefined && !unreadableUrl && source.format === undefined && !isUrl(sourcePath) && formatOfPath(sourcePath) === undefined) {
     problems.push(`source.format: cannot tell the format of "${rawSource}" from its name; set format: csv, tsv or xml`);
   }
 

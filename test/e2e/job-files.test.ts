@@ -146,6 +146,29 @@ describe('adsync validate', () => {
     expect(r.stdout).not.toContain('SECRET');
   });
 
+  it('exit 2 without repeating a URL held inside a value or a key, or a source URL adsync does not read (a password, a token, a webhook path)', async () => {
+    // `path:https://...` (no space after the colon) makes the block one string; `{ https://... }`
+    // makes the URL a key; sftp:// is no scheme adsync reads (it was taken for a local path).
+    ws.write(
+      'typos.yaml',
+      'account_id: emu-account\nsource:\n  path:https://user:pa55word@example.com/export.csv\nalerts: { https://hooks.slack.example/services/T000/B000/xoxSecretHookPath }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n',
+    );
+    ws.write('sftp.yaml', job('{ email: Email }', '"sftp://user:pa55word@example.com/export.csv"'));
+    const typos = await ws.cli(['validate', 'typos.yaml', '--json']);
+    expect(typos.code).toBe(2);
+    expect(typos.stderr).toBe(
+      'adsync: typos.yaml is not valid:\n' +
+        '  source: expected object, got text holding a URL (not repeated here: it may hold a password or a token)\n' +
+        '  alerts.<a URL, not repeated here: it may hold a password or a token>: unknown key (allowed: webhook_url, reject_ratio)\n',
+    );
+    const sftp = await ws.cli(['validate', 'sftp.yaml', '--json']);
+    expect(sftp.code).toBe(2);
+    expect(sftp.stderr).toBe(
+      'adsync: sftp.yaml is not valid:\n  source.path: a URL adsync cannot read: only http:// and https:// are (not repeated here: it may hold a password or a token)\n',
+    );
+    for (const r of [typos, sftp]) for (const secret of ['pa55word', 'xoxSecretHookPath', 'T000/B000']) expect(r.stdout + r.stderr).not.toContain(secret);
+  });
+
   it('exit 2 for a job file that is not valid YAML, with its line and column', async () => {
     ws.write('broken.yaml', 'account_id: [\n');
     const r = await ws.cli(['validate', 'broken.yaml']);
