@@ -53,9 +53,15 @@ export function typesLosingTooManyMembers(members: CountsByField, removes: Count
   return overLimit(removes, (type) => members[type] ?? 0, maxRemoveRatio);
 }
 
+/** Where a type's values come from: its column, or none (members of a type the job no longer maps are all removed by a mirror). */
+function columnOf(type: IdentifierType, columns: Partial<Record<IdentifierType, string>>): string {
+  const column = columns[type];
+  return column === undefined ? 'not in audience.identifiers any more' : `column ${column}`;
+}
+
 /** `200 of 200 phone_number values (column Phone, 100.0%) and ...` */
 function describe(types: readonly TypeOverLimit[], noun: 'value' | 'member', columns: Partial<Record<IdentifierType, string>>): string {
-  const parts = types.map((t) => `${t.part} of ${t.whole} ${t.type} ${noun}${t.whole === 1 ? '' : 's'} (column ${columns[t.type] ?? t.type}, ${percentOf(t.part, t.whole)})`);
+  const parts = types.map((t) => `${t.part} of ${t.whole} ${t.type} ${noun}${t.whole === 1 ? '' : 's'} (${columnOf(t.type, columns)}, ${percentOf(t.part, t.whole)})`);
   return parts.length <= 1 ? parts.join('') : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1) ?? ''}`;
 }
 

@@ -130,6 +130,22 @@ describe('a mirror run guards each identifier type', () => {
     expect(members()).toEqual({ email: allEmails(), phone_number: [] });
   });
 
+  it('a type the job no longer maps (its column taken out of audience.identifiers): the message says so, not that a column of that name is empty', async () => {
+    const file = ws.write('crm.yaml', job());
+    await firstRun();
+    ws.write('crm.yaml', job().replace('{ email: Email, phone_number: Phone }', '{ email: Email }'));
+    const { r, summary } = await run();
+    expect(r.code).toBe(1);
+    expect(summary).toMatchObject({
+      status: 'failed',
+      removed: 0,
+      error:
+        'the export would remove 200 of 200 phone_number members (not in audience.identifiers any more, 100.0%), more than max_remove_ratio 0.5 of the members of that type; nothing was removed. ' +
+        `If this is intended, raise audience.max_remove_ratio in ${file} or run once with --max-delete-ratio 1`,
+    });
+    expect(members()).toEqual({ email: allEmails(), phone_number: allPhones() });
+  });
+
   it('a sparse column (phones on 45% of rows, the rest empty) mirrors as usual', async () => {
     ws.write('crm.yaml', job());
     const sparse = (i: number): string => (i % 20 < 9 ? phone(i) : '');
