@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { baseEnv, ROOT, runCli } from '../helpers/cli.js';
+import { startHook } from '../helpers/webhook.js';
 
 describe('adsync demo --json', () => {
   it('prints only the summary objects on stdout, everything else on stderr', { timeout: 60_000 }, async () => {
@@ -25,6 +26,22 @@ describe('adsync demo --json', () => {
     expect(r.stderr).toContain('== first run\n');
     expect(r.stderr).toContain('== what the emulator now holds\n');
     expect(r.stderr).toContain('adsync demo --keep');
+  });
+
+  it("never alerts the webhook of the operator's settings", { timeout: 60_000 }, async () => {
+    const hook = await startHook();
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'adsync-demo-alerts-'));
+      // reject_ratio 0: every demo run (each rejects a few rows of its sample files) would alert.
+      writeFileSync(join(dir, 'adsync.yaml'), `alerts:\n  webhook_url: "${hook.url('/hooks/production')}"\n  reject_ratio: 0\n`);
+      const r = await runCli(['demo', '--json'], { env: baseEnv({ ADSYNC_CONFIG: join(dir, 'adsync.yaml') }), cwd: ROOT });
+      expect(r.code, r.stderr).toBe(0);
+      const summaries = r.stdout.trim().split('\n').map((line) => JSON.parse(line) as { rejected: number });
+      expect(summaries.filter((s) => s.rejected > 0)).not.toEqual([]);
+      expect(hook.calls).toEqual([]);
+    } finally {
+      await hook.close();
+    }
   });
 
   it('a settings file that is not valid ends the demo with exit 2, nothing started or left behind', { timeout: 30_000 }, async () => {

@@ -35,7 +35,16 @@ export function registerDemo(program: Command, ctx: CliContext): void {
       const { startEmulator } = await import('../../emulator/index.js');
       const emulator = await startEmulator({ rateLimits: 'default' });
       const work = mkdtempSync(join(tmpdir(), 'adsync-demo-'));
-      const settings = { ...base, adsUrl: emulator.url, apiUrl: emulator.url, statePath: join(work, 'state.sqlite'), rejectsDir: join(work, 'rejects') };
+      // The operator's own settings, less what would reach beyond the demo: its state and
+      // rejects stay in its folder, and a demo run never alerts the production webhook.
+      const settings = {
+        ...base,
+        adsUrl: emulator.url,
+        apiUrl: emulator.url,
+        statePath: join(work, 'state.sqlite'),
+        rejectsDir: join(work, 'rejects'),
+        alerts: { ...base.alerts, webhookUrl: undefined },
+      };
       const c = emulator.credentials;
       const env = {
         ...ctx.env,
