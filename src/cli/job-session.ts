@@ -11,6 +11,7 @@ import type { Job } from '../jobs/job.js';
 import { loadJob, peekJobFile } from '../jobs/load-job.js';
 import { BarProgress, LogProgress, NoProgress, type ProgressDisplay } from '../jobs/progress.js';
 import type { RunEnvironment } from '../jobs/run-context.js';
+import { runNotStarted } from '../jobs/runner.js';
 import { formatSummaryTable, unloadedJobSummary, type RunSummary } from '../jobs/summary.js';
 import { scrubSecrets } from '../logging/secrets.js';
 import { openStateStore } from '../state/index.js';
@@ -74,6 +75,25 @@ export function progressFor(ctx: CliContext, quiet: boolean): ProgressDisplay {
 
 export function runEnvironment(ctx: CliContext, store: StateStore, progress: ProgressDisplay, owner = lockOwner()): RunEnvironment {
   return { settings: ctx.settings, store, logger: ctx.logger, env: ctx.env, progress, owner, stop: ctx.shutdown.signal };
+}
+
+/**
+ * The state store for running `jobs`. One that cannot be opened (damaged, held by another
+ * process past the busy timeout, not writable) fails each job before it starts, as a run that
+ * could not start does: its failed summary (with --json, its JSON line) and its alert, so that a
+ * run from cron is not silent; then the error ends the command.
+ */
+export async function openStoreForJobs(ctx: CliContext, jobs: readonly Job[], options: { json: boolean; dryRun: boolean }): Promise<StateStore> {
+  try {
+    return openStore(ctx);
+  } catch (error) {
+    if (!isAdsyncError(error)) throw error;
+    for (const job of jobs) {
+      const summary = await runNotStarted(job, error, { dryRun: options.dryRun, logger: ctx.logger });
+      if (options.json) ctx.io.stdout(`${JSON.stringify(summary)}\n`);
+    }
+    throw error;
+  }
 }
 
 export function openStore(ctx: CliContext): StateStore {

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { ExitCode, LockedError, messageWithHint, toAdsyncError, type AdsyncError } from '../errors.js';
 import { scrubSecrets } from '../logging/secrets.js';
 import { whyRetryingStopped } from '../api/retry.js';
@@ -31,6 +32,35 @@ export function kindOf(job: Job): RunKind {
   return job.kind;
 }
 
+/** Sends the alert a finished run calls for, if any. */
+async function alertOn(job: Job, finished: RunSummary, logger: Logger): Promise<void> {
+  const alert = shouldAlert(finished, job.alerts.rejectRatio);
+  if (alert.send && job.alerts.webhookUrl) await sendAlert(job.alerts.webhookUrl, { event: 'adsync.run', reason: alert.reason, summary: finished }, logger);
+}
+
+/**
+ * The summary of a run that could not start (the job is locked, the state database cannot be
+ * opened or written): nothing was done. It alerts as a failed run does, unless the job is
+ * running elsewhere: that run is going, and alerts for itself.
+ */
+export async function runNotStarted(
+  job: Job,
+  error: AdsyncError,
+  run: { dryRun: boolean; logger: Logger; runId?: string; started?: number },
+): Promise<RunSummary> {
+  const started = run.started ?? Date.now();
+  const runId = run.runId ?? newRunId(new Date(started));
+  const failed: RunSummary = {
+    ...emptySummary(job.name, kindOf(job), runId, run.dryRun),
+    status: 'failed',
+    error: scrubSecrets(messageWithHint(error)),
+    exit_code: error.exitCode,
+    duration_ms: Date.now() - started,
+  };
+  if (!(error instanceof LockedError)) await alertOn(job, failed, run.runId === undefined ? run.logger.child({ job: job.name, run: runId }) : run.logger);
+  return failed;
+}
+
 /** Runs a job once. Never throws for a failed run: the summary says how it ended. */
 export async function runJob(job: Job, env: RunEnvironment, options: RunOptions): Promise<RunSummary> {
   const started = Date.now();
@@ -38,28 +68,8 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   const logger = env.logger.child({ job: job.name, run: runId });
   const summary = emptySummary(job.name, kindOf(job), runId, options.dryRun);
   const takesLock = !options.dryRun;
-  /** Sends the alert the finished run calls for, if any. */
-  const alertOn = async (finished: RunSummary): Promise<void> => {
-    const alert = shouldAlert(finished, job.alerts.rejectRatio);
-    if (alert.send && job.alerts.webhookUrl) await sendAlert(job.alerts.webhookUrl, { event: 'adsync.run', reason: alert.reason, summary: finished }, logger);
-  };
-  /**
-   * A run that could not start (the job is locked, the state database cannot be written):
-   * nothing was done. It alerts as a failed run does, unless the job is running elsewhere:
-   * that run is going, and alerts for itself.
-   */
-  const notStarted = async (error: AdsyncError): Promise<RunSummary> => {
-    const failed: RunSummary = {
-      ...summary,
-      status: 'failed',
-      error: scrubSecrets(messageWithHint(error)),
-      exit_code: error.exitCode,
-      duration_ms: Date.now() - started,
-    };
-    if (!(error instanceof LockedError)) await alertOn(failed);
-    return failed;
-  };
-
+  /** A run that could not start: see runNotStarted. */
+  const notStarted = (error: AdsyncError): Promise<RunSummary> => runNotStarted(job, error, { dryRun: options.dryRun, runId, started, logger });
   if (takesLock) {
     let lock: Awaited<ReturnType<typeof acquireJobLock>>;
     try {
@@ -208,6 +218,6 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   }
   logger.info({ status: summary.status, durationMs: summary.duration_ms }, 'run finished');
 
-  await alertOn(summary);
+  await alertOn(job, summary, logger);
   return summary;
 }

@@ -79,6 +79,36 @@ describe('a state database adsync cannot use', () => {
     expect(r.stderr).toContain('hint: the file is not an adsync state database, or it is damaged: move it aside (keep it to look at) and run again');
   });
 
+  it('not a database, from cron: each job of `adsync run --json` gets its failed summary and alerts, as a run that could not start', async () => {
+    const hook = await startHook();
+    onTestFinished(() => hook.close());
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}alerts:\n  webhook_url: "${hook.url('/hooks/state')}"\n`);
+    ws.write('crm.csv', 'Email\na@example.com\n');
+    ws.write('crm.yaml', JOB);
+    ws.write('other.yaml', JOB.replace('name: crm', 'name: other'));
+    mkdirSync(dirname(ws.statePath), { recursive: true });
+    writeFileSync(ws.statePath, 'this is not a database, it only has the name of one\n');
+    const r = await ws.cli(['run', 'crm.yaml', 'other.yaml', '--json']);
+    expect(r.code).toBe(1);
+    expectNoStackTrace(r);
+    const error = `cannot open the state database ${ws.statePath}: file is not a database (the file is not an adsync state database, or it is damaged: move it aside (keep it to look at) and run again;`;
+    const summaries = r.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(summaries.map((s) => [s.job, s.kind, s.status, s.exit_code, s.dry_run, s.read, s.added])).toEqual([
+      ['crm', 'custom_audience', 'failed', 1, false, 0, 0],
+      ['other', 'custom_audience', 'failed', 1, false, 0, 0],
+    ]);
+    for (const s of summaries) expect(String(s.error)).toContain(error);
+    expect(hook.calls.map((c) => [c.url, c.body])).toEqual(summaries.map((summary) => ['/hooks/state', JSON.stringify({ event: 'adsync.run', reason: `run failed: ${String(summary.error)}`, summary })]));
+    // The command's own error line, once.
+    expect(r.stderr.split(`adsync: cannot open the state database ${ws.statePath}: file is not a database`).length).toBe(2);
+
+    // A dry run says the same on stdout and alerts nobody.
+    const dry = await ws.cli(['run', 'crm.yaml', '--json', '--dry-run']);
+    expect(dry.code).toBe(1);
+    expect(summaryOf(dry)).toMatchObject({ job: 'crm', status: 'failed', dry_run: true, exit_code: 1 });
+    expect(hook.calls).toHaveLength(2);
+  });
+
   it('held by another process for longer than the busy timeout: the run is refused with the file named and the lock left free, not an internal error, and alerts as a failed run', { timeout: 40_000 }, async () => {
     const hook = await startHook();
     onTestFinished(() => hook.close());

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { runJob } from '../../jobs/runner.js';
 import type { CliContext } from '../context.js';
-import { loadJobs, openStore, progressFor, reportRun, runEnvironment } from '../job-session.js';
+import { loadJobs, openStoreForJobs, progressFor, reportRun, runEnvironment } from '../job-session.js';
 
 interface BackfillFlags {
   source: string;
@@ -23,7 +23,7 @@ export function registerBackfill(program: Command, ctx: CliContext): void {
     .action(async (file: string, flags: BackfillFlags) => {
       const [job] = loadJobs(ctx, [file], { sourceOverride: flags.source, json: flags.json === true });
       if (!job) return;
-      const store = openStore(ctx);
+      const store = await openStoreForJobs(ctx, [job], { json: flags.json === true, dryRun: false });
       try {
         const summary = await runJob(job, runEnvironment(ctx, store, progressFor(ctx, false)), {
           command: 'backfill',

@@ -2,7 +2,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { runJob } from '../../jobs/runner.js';
 import type { CliContext } from '../context.js';
-import { loadJobs, openStore, progressFor, reportRun, runEnvironment } from '../job-session.js';
+import { loadJobs, openStoreForJobs, progressFor, reportRun, runEnvironment } from '../job-session.js';
 
 interface RunFlags {
   dryRun?: boolean;
@@ -22,7 +22,7 @@ export function parseRatio(value: string): number {
 export async function runCommand(ctx: CliContext, files: string[], flags: RunFlags): Promise<void> {
   const jobs = loadJobs(ctx, files, { json: flags.json === true, dryRun: flags.dryRun === true });
   if (jobs.length === 0) return;
-  const store = openStore(ctx);
+  const store = await openStoreForJobs(ctx, jobs, { json: flags.json === true, dryRun: flags.dryRun === true });
   try {
     const env = runEnvironment(ctx, store, progressFor(ctx, false));
     for (const job of jobs) {
