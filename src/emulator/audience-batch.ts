@@ -14,7 +14,7 @@
 import type { AudienceMembership } from './audience-membership.js';
 import { EmulatorHttpError, invalidParameter, type ServiceErrorItem } from './errors.js';
 import { decodeSha256Hex } from './hashed-value-set.js';
-import { parseIsoInstant } from './iso-time.js';
+import { isUtcInstant, parseIsoInstant } from './iso-time.js';
 import { isPlainObject } from './json-body.js';
 
 export const MAX_OPERATIONS_PER_BATCH = 2500;
@@ -29,8 +29,14 @@ export interface AudienceBatchRules {
   rawFields: readonly string[];
   /** Whether params may hold effective_at (custom audiences). */
   effectiveAt: boolean;
-  /** Whether params may hold `emails`, an array of hashed addresses (do-not-reach lists). */
+  /**
+   * Whether params may hold `emails`, an array of hashed addresses, with a required
+   * expires_at (do-not-reach lists: "a variant ... shows params with an emails array of hashed
+   * addresses and a required expires_at").
+   */
   emailsVariant: boolean;
+  /** Whether expires_at must be in UTC (do-not-reach lists: "expires_at (ISO 8601 UTC, ...)"). */
+  utcOnly: boolean;
 }
 
 export type OperationType = 'Update' | 'Delete';
@@ -143,7 +149,10 @@ class BatchPlanner {
       f.missing('users', this.rules.emailsVariant ? 'users (or emails) is required' : 'users is required');
     }
     if (params.users !== undefined) this.planUsers(params.users, planned, f);
-    if (this.rules.emailsVariant && params.emails !== undefined) this.planEmails(params.emails, planned, f);
+    if (this.rules.emailsVariant && params.emails !== undefined) {
+      this.planEmails(params.emails, planned, f);
+      if (params.expires_at === undefined) f.missing('expires_at', 'expires_at is required with emails');
+    }
     this.checkTimes(params, f);
     planned.end = staging.count;
     return planned;
@@ -208,7 +217,14 @@ class BatchPlanner {
       const value = params[name];
       if (value === undefined) return undefined;
       const ms = typeof value === 'string' ? parseIsoInstant(value) : undefined;
-      if (ms === undefined) f.invalid(name, `${name} must be an ISO 8601 instant, e.g. 2030-01-31T00:00:00Z`);
+      if (ms === undefined) {
+        f.invalid(name, `${name} must be an ISO 8601 instant, e.g. 2030-01-31T00:00:00Z`);
+        return undefined;
+      }
+      if (this.rules.utcOnly && typeof value === 'string' && !isUtcInstant(value)) {
+        f.invalid(name, `${name} must be in UTC, e.g. 2030-01-31T00:00:00Z`);
+        return undefined;
+      }
       return ms;
     };
     const effective = this.rules.effectiveAt ? instant('effective_at') : undefined;

@@ -21,6 +21,11 @@ export function parseIsoInstant(text: string): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
+/** Whether an instant parseIsoInstant takes is written in UTC: Z, or the zero offset +00:00 (+0000). */
+export function isUtcInstant(text: string): boolean {
+  return text.endsWith('Z') || text.endsWith('+00:00') || text.endsWith('+0000');
+}
+
 /** The service's timestamp format: ISO 8601 UTC with seconds, e.g. 2025-01-31T12:00:00Z. */
 export function formatIsoInstant(epochMs: number): string {
   return new Date(epochMs).toISOString().replace(/\.\d{3}Z$/, 'Z');

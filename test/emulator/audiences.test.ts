@@ -303,8 +303,46 @@ describe('do-not-reach list user batches', () => {
     await expect(
       postAudienceUsers(client, DNR, body([{ operation_type: 'Update', params: { emails: [h(1), h(2), h(3)], expires_at: expires } }]), 3),
     ).resolves.toEqual({ successCount: 3, totalCount: 3 });
-    await postAudienceUsers(client, DNR, body([{ operation_type: 'Delete', params: { emails: [h(2)] } }]), 1);
+    await postAudienceUsers(client, DNR, body([{ operation_type: 'Delete', params: { emails: [h(2)], expires_at: expires } }]), 1);
     expect(members('do_not_reach_lists', 'emu-dnr').email).toEqual([h(1), h(3)].sort());
+  });
+
+  it('requires expires_at with the params.emails variant (ads-api.md: "params with an emails array ... and a required expires_at")', async () => {
+    const ops = [
+      { operation_type: 'Update', params: { emails: [h(1)] } },
+      { operation_type: 'Delete', params: { emails: [h(2)] } },
+      { operation_type: 'Update', params: { users: [{ email: [h(3)] }] } },
+    ];
+    const answer = await signedRaw(emu, { method: 'POST', path: DNR_PATH, contentType: 'application/json', body: body(ops) });
+    expect(answer.status).toBe(400);
+    expect(answer.text).toBe(
+      JSON.stringify({
+        operation_errors: [
+          [{ code: 'MISSING_PARAMETER', message: 'expires_at is required with emails', parameter: 'expires_at' }],
+          [{ code: 'MISSING_PARAMETER', message: 'expires_at is required with emails', parameter: 'expires_at' }],
+          null,
+        ],
+        request: { params: { account_id: 'emu-account', do_not_reach_list_id: 'emu-dnr' } },
+      }),
+    );
+    expect(members('do_not_reach_lists', 'emu-dnr').email).toEqual([]);
+  });
+
+  it('takes expires_at in UTC only (ads-api.md: "expires_at (ISO 8601 UTC, ...)"); a custom audience takes any offset', async () => {
+    const ops = (expiresAt: string) => [{ operation_type: 'Update', params: { users: [{ email: [h(1)] }], expires_at: expiresAt } }];
+    const offset = await signedRaw(emu, { method: 'POST', path: DNR_PATH, contentType: 'application/json', body: body(ops('2030-01-31T00:00:00+02:00')) });
+    expect(offset.status).toBe(400);
+    expect(offset.text).toBe(
+      JSON.stringify({
+        operation_errors: [[{ code: 'INVALID_PARAMETER', message: 'expires_at must be in UTC, e.g. 2030-01-31T00:00:00Z', parameter: 'expires_at' }]],
+        request: { params: { account_id: 'emu-account', do_not_reach_list_id: 'emu-dnr' } },
+      }),
+    );
+    expect(members('do_not_reach_lists', 'emu-dnr').email).toEqual([]);
+    for (const utc of ['2030-01-31T00:00:00Z', '2030-01-31T00:00:00.250Z', '2030-01-31T00:00:00+00:00']) {
+      await expect(postAudienceUsers(client, DNR, body(ops(utc)), 1)).resolves.toEqual({ successCount: 1, totalCount: 1 });
+    }
+    await expect(postAudienceUsers(client, AUDIENCE, body(ops('2030-01-31T00:00:00+02:00')), 1)).resolves.toEqual({ successCount: 1, totalCount: 1 });
   });
 
   it('refuses fields a do-not-reach list does not take, and a past expires_at', async () => {

@@ -24,6 +24,7 @@ export const CUSTOM_AUDIENCE_BATCH_RULES: AudienceBatchRules = {
   rawFields: [PARTNER_USER_ID],
   effectiveAt: true,
   emailsVariant: false,
+  utcOnly: false,
 };
 
 /** targetable and reasons_not_targetable of an audience or list of `size` members. */

@@ -2,7 +2,8 @@
  * Do-not-reach lists:
  * - POST /12/batch/accounts/:account_id/do_not_reach_lists/:do_not_reach_list_id/users: the
  *   user batch (users of email and phone_number arrays, or the documented variant
- *   params.emails); data is an array [{success_count, total_count}] and request an array;
+ *   params.emails with a required expires_at; expires_at in UTC); data is an array
+ *   [{success_count, total_count}] and request an array;
  * - GET /12/accounts/:account_id/do_not_reach_lists/:do_not_reach_list_id (with_deleted);
  * - DELETE the same path: soft delete, answered with deleted: true.
  */
@@ -20,6 +21,7 @@ export const DO_NOT_REACH_BATCH_RULES: AudienceBatchRules = {
   rawFields: [],
   effectiveAt: false,
   emailsVariant: true,
+  utcOnly: true,
 };
 
 export function doNotReachListJson(list: DoNotReachListRecord): Record<string, unknown> {
