@@ -3,8 +3,9 @@
  * calendar date, a time and a time zone: 2024-02-24T13:00Z, 2024-02-24T13:00:00+01:00,
  * 2024-02-24T13:00:00.5-0800 (Google Merchant writes offsets without the colon). Seconds and
  * fractions are optional; the zone is not (without it the moment is not known). Spaces around
- * the slash are dropped; the instants themselves are sent as written. The start must be
- * strictly before the end.
+ * the slash are dropped; the instants themselves are sent as written, except that an offset of
+ * hours only (+05) gets its minutes (+05:00): ISO 8601 allows it, but many parsers (the
+ * emulator's among them) take only +HH:MM or +HHMM. The start must be strictly before the end.
  */
 import { quote } from './text-values.js';
 
@@ -34,6 +35,11 @@ export function parseInstant(text: string): number | undefined {
   return sign === '-' ? local + offset : local - offset;
 }
 
+/** A valid instant whose offset has hours only (2024-02-24T13:00+05) with its minutes added (+05:00). */
+function withOffsetMinutes(instant: string): string {
+  return /[+-]\d{2}$/.test(instant) ? `${instant}:00` : instant;
+}
+
 export type EffectiveDateParse = { ok: true; value: string } | { ok: false; reason: string };
 
 export function parseEffectiveDateRange(value: string): EffectiveDateParse {
@@ -55,5 +61,5 @@ export function parseEffectiveDateRange(value: string): EffectiveDateParse {
   if (startMs !== undefined && endMs !== undefined && startMs >= endMs) {
     return { ok: false, reason: `start ${start} is not before end ${end}` };
   }
-  return { ok: true, value: `${start}/${end}` };
+  return { ok: true, value: `${withOffsetMinutes(start)}/${withOffsetMinutes(end)}` };
 }
