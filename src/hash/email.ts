@@ -25,10 +25,30 @@ const FORMAT_CHARACTERS = /\p{Cf}/gu;
 const MAILTO = /^(?:mailto:)+([^?]*)(?:\?.*)?$/is;
 
 /**
+ * The address of a mailto: link. A link is a URI (RFC 6068): its address may hold
+ * percent-escapes (%2B for +, %40 for @, %C3%B6 for ö, as URL encoders write them), decoded
+ * here; undefined when an escape is malformed (%zz): no address can be read from it.
+ */
+function mailtoAddress(link: string): string | undefined {
+  if (!link.includes('%')) return link;
+  try {
+    return decodeURIComponent(link);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Text without invisible format characters, in NFKC, trimmed again; ASCII text is returned as is. */
+function visibleForm(text: string): string {
+  return NON_ASCII.test(text) ? text.replace(FORMAT_CHARACTERS, '').normalize('NFKC').trim() : text;
+}
+
+/**
  * Email: trim leading and trailing whitespace, lowercase. No provider-specific rewriting (no
  * Gmail dot or +tag removal): X matches on the address as the docs normalize it. What a
- * person cannot see or did not mean as part of the address goes first: a `mailto:` scheme,
- * invisible format characters (a zero-width space pasted from a web page), and compatibility
+ * person cannot see or did not mean as part of the address goes first: a `mailto:` scheme
+ * (its percent-escapes decoded: `mailto:ada%2Blists@x.com` is ada+lists@x.com), invisible
+ * format characters (a zero-width space pasted from a web page), and compatibility
  * forms (NFKC: a fullwidth ＡＤＡ typed with an Asian keyboard layout is ada; é written as e and
  * a combining accent is the one character é).
  */
@@ -37,11 +57,16 @@ export function emailText(raw: string): NormalizedText {
   if (trimmed === '') return EMPTY;
   const hashed = alreadyHashed(trimmed);
   if (hashed !== undefined) return hashed;
-  if (NON_ASCII.test(trimmed)) trimmed = trimmed.replace(FORMAT_CHARACTERS, '').normalize('NFKC').trim();
+  trimmed = visibleForm(trimmed);
   // "m" or "M" first: the common case pays one comparison, not a regular expression.
   const first = trimmed.charCodeAt(0);
   const link = first === 109 || first === 77 ? MAILTO.exec(trimmed) : null;
-  if (link) trimmed = (link[1] ?? '').trim();
+  if (link) {
+    const address = mailtoAddress(link[1] ?? '');
+    if (address === undefined) return NOT_AN_EMAIL;
+    // What the escapes gave is read like any other address: invisible characters, NFKC.
+    trimmed = visibleForm(address.trim());
+  }
   if (trimmed === '') return EMPTY;
   if (trimmed.length > MAX_EMAIL_LENGTH) return TOO_LONG;
   const email = trimmed.toLowerCase();

@@ -19,6 +19,11 @@ describe('hashIdentifier gives exact hashes', () => {
   // Expected digests from `printf '%s' <normalized> | sha256sum`, not from the code under test.
   const cases: [IdentifierType, string, NormalizeContext | undefined, string, string][] = [
     ['email', '  Support@X.com ', undefined, 'support@x.com', '6afb3b8ba60b4050a492472f3c82294dede1ecc6319a9c420f776fd3bca2a381'],
+    // A mailto: link's escapes decoded (before: the hash of 'ada%2blists@example.com', 519f6b4c...).
+    ['email', 'mailto:ada%2Blists@example.com', undefined, 'ada+lists@example.com', 'bb186e97b0e56bdff6962fe2dc6050f481a9e702f90fd48294594d5c05339db0'],
+    ['email', 'mailto:ada%40example.com', undefined, 'ada@example.com', 'b5fc85e55755f9e0d030a10ab4429b6b2944855f9a0d60077fe832becbc41d72'],
+    ['email', 'mailto:J%C3%B6hn@Example.de', undefined, 'j\u00f6hn@example.de', 'ddcbd8be195eaa51e64cd331568e8067c55b6ba343df2787e3823b48c8ec589b'],
+    ['email', 'mailto:jose%CC%81@example.com', undefined, 'jos\u00e9@example.com', 'b0a53cf19e34d05b57bced7365c6b00ddbe38d62957e863de2a66a56c3b42cea'],
     ['handle', '@Jack', undefined, 'jack', '31611159e7e6ff7843ea4627745e89225fc866621cfcfdbd40871af4413747cc'],
     ['handle', 'https://x.com/jack/', undefined, 'jack', '31611159e7e6ff7843ea4627745e89225fc866621cfcfdbd40871af4413747cc'],
     ['twitter_id', '000143567', undefined, '143567', '617b8747525a154b1ecf75a42d883df00e0dd6d0f981bea57ac7bdce73e57eae'],
