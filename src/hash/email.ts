@@ -6,13 +6,25 @@ import type { Normalized, NormalizedText } from './types.js';
 const MAX_EMAIL_LENGTH = 254;
 
 /**
- * An address as the X docs need it: exactly one @, a non-empty local part, and a domain of at
- * least two non-empty dot-separated labels; no whitespace anywhere (\s with the u flag covers
- * Unicode spaces such as NBSP). Domain labels also exclude the characters that only ever appear
- * there when two addresses or a display name were pasted into one cell (, ; : < > ( ) [ ] \ ").
- * Labels cannot contain a dot, so the pattern cannot backtrack badly on long input.
+ * A local part: no whitespace (\s with the u flag covers Unicode spaces such as NBSP), no
+ * control character (a NUL or a DEL is never typed into an address), and none of the RFC 5322
+ * specials that only mark a display name, a bracketed address or a list around it
+ * (< > ( ) [ ] , ; : \). Quotes, apostrophes, % and the other atext characters stay.
  */
-const EMAIL_PATTERN = /^[^\s@]+@(?:[^\s@.,;:<>()[\]\\"]+\.)+[^\s@.,;:<>()[\]\\"]+$/u;
+const LOCAL_PART = String.raw`[^\s\p{Cc}@<>()[\]\\,;:]+`;
+/**
+ * A domain label, lowercased: ASCII letters, digits, hyphens and underscores, or characters
+ * beyond ASCII (an internationalised domain) that are neither spaces nor control characters.
+ * Any other ASCII character (' " / ? | < > , ; ...) never belongs to a domain name: it is what
+ * is left of the quotes, brackets or link around an address.
+ */
+const DOMAIN_LABEL = String.raw`(?:[a-z0-9_\-]|[^\x00-\x7f\s\p{Cc}])+`;
+/**
+ * An address as the X docs need it: exactly one @, a non-empty local part, and a domain of at
+ * least two non-empty dot-separated labels. Labels cannot contain a dot, so the pattern cannot
+ * backtrack badly on long input.
+ */
+const EMAIL_PATTERN = new RegExp(`^${LOCAL_PART}@(?:${DOMAIN_LABEL}\\.)+${DOMAIN_LABEL}$`, 'u');
 
 const EMPTY = rejected('empty email');
 const NOT_AN_EMAIL = rejected('not an email address');
