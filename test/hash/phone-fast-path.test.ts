@@ -116,6 +116,35 @@ describe('phone fast path against libphonenumber-js', () => {
     expect(tally.fastAccepted).toBeGreaterThan(tally.slowAccepted * 0.9);
   });
 
+  it('agrees on the shapes spreadsheets, CRMs and web pages give numbers, for every country', () => {
+    // Shapes the generated cells reach rarely or never: "(0)" with no space around it, Excel's
+    // ".0" of a number cell, its ="..." and =+... text formulas and leading apostrophe, tel:
+    // links, a '+' followed by spaces, a fullwidth '+', "(+44)", a trailing zero-width space.
+    const tally = newTally();
+    for (const country of ALL_COUNTRIES) {
+      const { callingCode: cc, nationalPrefix, idd, seeds, templates } = countryData(country);
+      const national = templates[0] ?? `${nationalPrefix}${seeds[0] ?? ''}`;
+      for (const nsn of seeds.slice(0, 2)) {
+        const shapes = [
+          `+${cc}(0)${nsn}`, `+${cc} (0)${nsn}`, `+${cc}(0) ${nsn}`, `${idd}${cc}(0)${nsn}`, `${cc} (0)${nsn}`,
+          `${nsn}.0`, `${nationalPrefix}${nsn}.0`, `+${cc}${nsn}.0`, `${national}.0`,
+          `="${national}"`, `=+${cc}${nsn}`, `'${national}`, `'+${cc}${nsn}`,
+          `tel:+${cc}${nsn}`, `tel:+${cc}-${nsn}`, `TEL:${national}`, `tel:${idd}${cc}${nsn}`,
+          `+ ${cc} ${nsn}`, `+  ${cc}-${nsn}`, `＋${cc}${nsn}`, `＋ ${cc} ${nsn}`, `(+${cc}) ${nsn}`, `(+${cc}) (0)${nsn}`,
+          `+${cc}\u00a0${nsn}`, `+${cc}${nsn}\u200b`, `\u200b+${cc}${nsn}`, `${national} ext. 12`, `${national}#5`,
+        ];
+        for (const raw of shapes) {
+          for (const ctx of [{ defaultCountry: country }, { country: country.toLowerCase(), defaultCountry: 'US' }, { defaultCountry: 'GB' }, undefined]) {
+            check({ raw, ctx }, tally);
+          }
+        }
+      }
+    }
+    expect(tally.mismatches).toEqual([]);
+    expect(tally.cells).toBeGreaterThan(40_000);
+    expect(tally.fastAccepted).toBeGreaterThan(tally.cells * 0.1);
+  });
+
   const batches = Math.ceil(CELLS / BATCH);
   for (let batch = 0; batch < batches; batch++) {
     const seed = 0x5eed0000 + batch;
