@@ -11,6 +11,7 @@ import {
   ApiRequestError,
   ApiValidationError,
   AuthError,
+  CallStoppedError,
   ForbiddenError,
   NetworkError,
   NotFoundError,
@@ -22,6 +23,7 @@ import { sendHttp, type HttpMethod, type HttpResponse } from './http.js';
 import { percentEncode, signRequest, type ParamPair, type TokenCredentials } from './oauth1.js';
 import { RateLimiter, readRateLimitHeaders, readResetHeader, sleep, DEFAULT_RATE_LIMITS, type EndpointFamily, type RateLimitSettings } from './rate-limiter.js';
 import { withRetry, DEFAULT_RETRY, type RetryEvent, type RetrySettings } from './retry.js';
+import { isAdsyncError } from '../errors.js';
 import { silentLogger } from '../logging/logger.js';
 import { registerSecrets } from '../logging/secrets.js';
 
@@ -67,8 +69,14 @@ export interface AdsApiClientOptions {
   retry?: Partial<RetrySettings>;
   rateLimits?: RateLimitSettings;
   logger?: Logger;
-  /** Aborts waits and requests in flight (used on shutdown). */
+  /** Aborts waits and requests in flight. */
   signal?: AbortSignal;
+  /**
+   * A stop request (the first SIGTERM): what waits to be sent (for the rate limiter, or for
+   * a retry: a backoff, a 503's Retry-After, a 429's reset) is not sent, and the call fails
+   * with InterruptedError; a request already on the wire is answered as usual.
+   */
+  stop?: AbortSignal;
   onRetry?: (event: RetryEvent & { call: ApiCall }) => void;
 }
 
@@ -122,6 +130,12 @@ export function errorForAnswer(method: string, path: string, answer: HttpRespons
   return new ApiRequestError(ctx);
 }
 
+/** A call's body, built once and sent as is by every attempt. */
+interface CallBody {
+  buffer: Buffer | undefined;
+  contentType: string | undefined;
+}
+
 export class AdsApiClient {
   readonly adsUrl: string;
   readonly apiUrl: string;
@@ -132,6 +146,7 @@ export class AdsApiClient {
   private readonly limiter: RateLimiter;
   private readonly logger: Logger;
   private readonly signal: AbortSignal | undefined;
+  private readonly stop: AbortSignal | undefined;
   private readonly onRetry: AdsApiClientOptions['onRetry'];
 
   constructor(options: AdsApiClientOptions) {
@@ -146,6 +161,7 @@ export class AdsApiClient {
       this.logger.info({ family, waitSeconds: Math.round(waitMs / 1000), until: new Date(until).toISOString(), cause }, 'waiting for the rate limit before sending more'),
     );
     this.signal = options.signal;
+    this.stop = options.stop;
     this.onRetry = options.onRetry;
   }
 
@@ -156,14 +172,27 @@ export class AdsApiClient {
    */
   async send<T>(call: ApiCall, accept: (answer: RawAnswer) => T): Promise<T> {
     const body = this.bodyOf(call);
+    const progress = { sent: false };
+    try {
+      return await this.sendWithRetries(call, body, accept, progress);
+    } catch (error) {
+      // Stopped while it waited to be sent (or sent again). An answer that came meanwhile and
+      // may not be retried anyway (a 400, a 401) keeps its own error.
+      if (this.stop?.aborted && !(isAdsyncError(error) && !error.retryable)) throw new CallStoppedError(call.method, call.path, progress.sent, error);
+      throw error;
+    }
+  }
+
+  private sendWithRetries<T>(call: ApiCall, body: CallBody, accept: (answer: RawAnswer) => T, progress: { sent: boolean }): Promise<T> {
     return withRetry(
       async () => {
-        const answer = await this.attempt(call, body);
+        const answer = await this.attempt(call, body, progress);
         return accept(answer);
       },
       this.retry,
       {
         signal: this.signal,
+        stop: this.stop,
         onRetry: (event) => {
           this.stats.retries += 1;
           this.logger.warn(
@@ -207,7 +236,7 @@ export class AdsApiClient {
     } while (cursor);
   }
 
-  private bodyOf(call: ApiCall): { buffer: Buffer | undefined; contentType: string | undefined } {
+  private bodyOf(call: ApiCall): CallBody {
     if (call.json !== undefined) {
       const buffer = Buffer.isBuffer(call.json) ? call.json : Buffer.from(JSON.stringify(call.json));
       return { buffer, contentType: 'application/json' };
@@ -228,8 +257,9 @@ export class AdsApiClient {
   }
 
   /** One attempt: acquire the rate limiter, sign afresh, send, classify. */
-  private async attempt(call: ApiCall, body: { buffer: Buffer | undefined; contentType: string | undefined }): Promise<RawAnswer> {
-    await this.limiter.acquire(call.family, this.signal);
+  private async attempt(call: ApiCall, body: CallBody, progress: { sent: boolean }): Promise<RawAnswer> {
+    // Waiting for the rate limiter sends nothing yet: a stop request ends the wait.
+    await this.limiter.acquire(call.family, this.stop ?? this.signal);
     const url = this.urlOf(call);
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'adsync' };
     if (body.contentType) headers['content-type'] = body.contentType;
@@ -250,6 +280,7 @@ export class AdsApiClient {
     this.stats.byFamily[call.family] = (this.stats.byFamily[call.family] ?? 0) + 1;
     const started = performance.now();
     let answer: HttpResponse;
+    progress.sent = true;
     try {
       answer = await sendHttp({ method: call.method, url, headers, body: body.buffer, timeoutMs: this.timeoutMs, signal: this.signal });
     } catch (error) {

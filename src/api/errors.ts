@@ -13,7 +13,7 @@
  * | CountMismatchError     | success_count/total_count differ from the records sent | yes  |
  * | ApiRequestError        | any other non-2xx answer                          | no        |
  */
-import { AdsyncError, ExitCode, type AdsyncErrorOptions } from '../errors.js';
+import { AdsyncError, ExitCode, InterruptedError, type AdsyncErrorOptions } from '../errors.js';
 
 /** One entry of the service's `errors` array. */
 export interface ServiceErrorItem {
@@ -166,6 +166,23 @@ export class NetworkError extends ApiError {
 
   constructor(method: string, path: string, reason: string, cause?: unknown) {
     super({ method, path }, `${method} ${path} failed: ${reason}`, { cause });
+  }
+}
+
+/**
+ * A call not made, or not made again, because the run was asked to stop while the call waited
+ * (for the rate limiter, or for its next attempt). `sent`: an earlier attempt went out and got
+ * no answer that settles it (a timeout, a 503, a dropped connection), so the service may have
+ * applied it.
+ */
+export class CallStoppedError extends InterruptedError {
+  constructor(
+    method: string,
+    path: string,
+    readonly sent: boolean,
+    cause?: unknown,
+  ) {
+    super(`${method} ${path} was stopped before it was ${sent ? 'sent again (an earlier attempt got no answer that settles it)' : 'sent'}: the next run sends it`, { cause });
   }
 }
 

@@ -68,6 +68,11 @@ export const sleep: Sleep = (ms, signal) =>
       resolve();
       return;
     }
+    // An abort listener added to a signal already aborted never runs.
+    if (signal?.aborted) {
+      reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+      return;
+    }
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();

@@ -58,10 +58,28 @@ export function whyRetryingStopped(error: Error): string | undefined {
 export async function withRetry<T>(
   attempt: (attemptNumber: number) => Promise<T>,
   settings: RetrySettings,
-  hooks: { onRetry?: (event: RetryEvent) => void; signal?: AbortSignal | undefined; now?: () => number; sleep?: Sleep } = {},
+  hooks: {
+    onRetry?: (event: RetryEvent) => void;
+    /** Ends the retries at once, an attempt in progress too (it is the attempt's own signal as well). */
+    signal?: AbortSignal | undefined;
+    /** A stop request: ends the waits between attempts, never an attempt (its answer is kept). */
+    stop?: AbortSignal | undefined;
+    now?: () => number;
+    sleep?: Sleep;
+  } = {},
 ): Promise<T> {
   const now = hooks.now ?? Date.now;
   const wait = hooks.sleep ?? sleep;
+  // p-retry, given an aborted signal, throws away even a successful attempt's result: its
+  // signal is aborted by a stop request only between attempts, or when an attempt has failed.
+  const waits = new AbortController();
+  let attempting = false;
+  const stop = hooks.stop;
+  const endWaits = (): void => {
+    if (!attempting) waits.abort(stop?.reason);
+  };
+  stop?.addEventListener('abort', endWaits, { once: true });
+  const signal = hooks.signal ? AbortSignal.any([hooks.signal, waits.signal]) : waits.signal;
   const started = now();
   let attempts = 0;
   /** Retries that used up one of settings.retries (a wait the service prescribed does not). */
@@ -70,9 +88,18 @@ export async function withRetry<T>(
   let beyondBudget: number | undefined;
   try {
     return await pRetry(
-      (n) => {
+      async (n) => {
         attempts = n;
-        return attempt(n);
+        attempting = true;
+        let answered = false;
+        try {
+          const result = await attempt(n);
+          answered = true;
+          return result;
+        } finally {
+          attempting = false;
+          if (!answered && stop?.aborted) waits.abort(stop.reason);
+        }
       },
       {
         retries: settings.retries,
@@ -81,7 +108,7 @@ export async function withRetry<T>(
         factor: 2,
         randomize: true,
         maxRetryTime: settings.budgetMs,
-        signal: hooks.signal,
+        signal,
         shouldRetry: ({ error }) => isAdsyncError(error) && error.retryable,
         // A wait the service prescribed replaces the backoff delay instead of adding to it.
         shouldConsumeRetry: ({ error }) => serverRetryAt(error) === undefined,
@@ -97,12 +124,12 @@ export async function withRetry<T>(
             throw error;
           }
           hooks.onRetry?.({ attempt: attemptNumber, error, waitMs });
-          if (waitMs !== undefined) await wait(waitMs, hooks.signal);
+          if (waitMs !== undefined) await wait(waitMs, signal);
         },
       },
     );
   } catch (error) {
-    if (isAdsyncError(error) && error.retryable && !hooks.signal?.aborted) {
+    if (isAdsyncError(error) && error.retryable && !signal.aborted) {
       const spent = `${attempts} ${attempts === 1 ? 'attempt' : 'attempts'} in ${((now() - started) / 1000).toFixed(1)} s`;
       givenUp.set(
         error,
@@ -114,5 +141,7 @@ export async function withRetry<T>(
       );
     }
     throw error;
+  } finally {
+    stop?.removeEventListener('abort', endWaits);
   }
 }

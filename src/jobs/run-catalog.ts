@@ -153,7 +153,7 @@ export async function markUpload(catalog: CatalogState, interruptedBefore: boole
   await catalog.beginUpload();
   return {
     finish: async (result) => {
-      if (!interruptedBefore && !result.fatal && result.failed === 0) await catalog.endUpload();
+      if (!interruptedBefore && !result.fatal && result.failed === 0 && result.stoppedAfterSending === 0) await catalog.endUpload();
     },
   };
 }

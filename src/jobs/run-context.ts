@@ -74,7 +74,7 @@ export class RunContext {
 
   client(): AdsApiClient {
     if (!this.clientInstance) {
-      this.clientInstance = this.env.clientFor ? this.env.clientFor(this.job, this.logger) : defaultClient(this.job, this.env, this.logger);
+      this.clientInstance = this.env.clientFor ? this.env.clientFor(this.job, this.logger) : defaultClient(this.job, { ...this.env, stop: this.stop }, this.logger);
     }
     return this.clientInstance;
   }
@@ -140,7 +140,8 @@ export class RunContext {
   }
 }
 
-export function defaultClient(job: Job, env: Pick<RunEnvironment, 'settings' | 'env'>, logger: Logger): AdsApiClient {
+/** `stop`: the run's stop request (see AdsApiClientOptions.stop). */
+export function defaultClient(job: Job, env: Pick<RunEnvironment, 'settings' | 'env'> & { stop?: AbortSignal | undefined }, logger: Logger): AdsApiClient {
   const credentials = loadCredentials({ profile: job.credentials, env: env.env, credentialsPath: env.settings.credentialsFile });
   return new AdsApiClient({
     credentials,
@@ -150,5 +151,7 @@ export function defaultClient(job: Job, env: Pick<RunEnvironment, 'settings' | '
     retry: job.retry,
     rateLimits: env.settings.rateLimits,
     logger,
+    // A stop request does not wait for a rate limit's reset or a retry's delay to pass.
+    stop: env.stop,
   });
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ExitCode, LockedError, messageWithHint, toAdsyncError, type AdsyncError } from '../errors.js';
 import { scrubSecrets } from '../logging/secrets.js';
+import { CallStoppedError } from '../api/errors.js';
 import { whyRetryingStopped } from '../api/retry.js';
 import type { RunKind } from '../state/store.js';
 import { sendAlert, shouldAlert } from './alerts.js';
@@ -147,8 +148,10 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     // A dry run ends after planning: its display ends as a run's that ran to its end does.
     if (!ctx.interrupted) counters.phase = 'finishing';
   } catch (error) {
-    fatal = toAdsyncError(error);
-    if (fatal.code === 'INTERNAL_ERROR') logger.error({ err: error }, 'run failed with an internal error');
+    // A call the stop request kept from being sent (a product listing, a lookup): interrupted.
+    if (error instanceof CallStoppedError && stop.aborted) ctx.interrupted = true;
+    else fatal = toAdsyncError(error);
+    if (fatal?.code === 'INTERNAL_ERROR') logger.error({ err: error }, 'run failed with an internal error');
   } finally {
     progress.stop();
     try {

@@ -16,7 +16,7 @@
  *   is not sent.
  */
 import type { AdsApiClient } from '../api/client.js';
-import { ApiValidationError, AuthError, ForbiddenError, NotFoundError, type OperationErrorItem } from '../api/errors.js';
+import { ApiValidationError, AuthError, CallStoppedError, ForbiddenError, NotFoundError, type OperationErrorItem } from '../api/errors.js';
 import { postAudienceUsers, type AudienceTarget } from '../api/resources/audiences.js';
 import { StateError, toAdsyncError, type AdsyncError } from '../errors.js';
 import type { IdentifierType } from '../hash/types.js';
@@ -118,6 +118,13 @@ export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, 
       result.acknowledgedIdentifiers += batch.ids.length;
     } catch (caught) {
       const error = toAdsyncError(caught);
+      if (error instanceof CallStoppedError) {
+        // Stopped while it waited to be sent (or sent again): not committed, the next run sends
+        // it (an addition the service did apply is then answered as one; a removal was forgotten
+        // before it was sent: see forgottenWhileRemoved).
+        result.stopped = true;
+        return;
+      }
       if (error instanceof ApiValidationError && error.operationErrors.length > 0 && !resent) {
         const failing = new Set(error.operationErrors.map((o) => o.index));
         for (const item of error.operationErrors) {

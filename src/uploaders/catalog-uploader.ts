@@ -12,7 +12,7 @@
  * product_key as deleted: one the answer does not mention failed, and stays in the state.
  */
 import type { AdsApiClient } from '../api/client.js';
-import { ApiRequestError, AuthError, ForbiddenError, NotFoundError } from '../api/errors.js';
+import { ApiRequestError, AuthError, CallStoppedError, ForbiddenError, NotFoundError } from '../api/errors.js';
 import { deleteProducts, describeServiceMessage, putProducts, serviceMessageParts, type ProductResult } from '../api/resources/catalogs.js';
 import { InternalError, StateError, toAdsyncError, type AdsyncError } from '../errors.js';
 import type { ProductToDelete, ProductToSend } from '../state/store.js';
@@ -49,6 +49,11 @@ export interface CatalogUploadResult {
   deleteFailures: { id: string; productKey: string; message: string }[];
   fatal: AdsyncError | undefined;
   stopped: boolean;
+  /**
+   * Products of requests that a stop cut off after an attempt went out without an answer that
+   * settles it: the service may hold them as sent, which the state does not know.
+   */
+  stoppedAfterSending: number;
 }
 
 export interface CatalogUploadOptions {
@@ -71,7 +76,18 @@ export interface CatalogUploadOptions {
 export const MAX_DELETE_FAILURES_KEPT = 10;
 
 export function emptyCatalogResult(): CatalogUploadResult {
-  return { created: 0, updated: 0, unchanged: 0, rejected: 0, failed: 0, warnings: 0, deleted: 0, alreadyGone: 0, deleteFailed: 0, deleteFailures: [], fatal: undefined, stopped: false };
+  return { created: 0, updated: 0, unchanged: 0, rejected: 0, failed: 0, warnings: 0, deleted: 0, alreadyGone: 0, deleteFailed: 0, deleteFailures: [], fatal: undefined, stopped: false, stoppedAfterSending: 0 };
+}
+
+/**
+ * A request the stop request kept from being sent (or sent again): the upload stops there, the
+ * next run sends it. True when it was `error`.
+ */
+function stoppedBy(error: AdsyncError, products: number, result: CatalogUploadResult): boolean {
+  if (!(error instanceof CallStoppedError)) return false;
+  result.stopped = true;
+  if (error.sent) result.stoppedAfterSending += products;
+  return true;
 }
 
 /** A StateError comes from committing acknowledged products: the next commits would fail too. */
@@ -152,6 +168,7 @@ export async function upsertProductBatches(
       }
     } catch (caught) {
       const error = toAdsyncError(caught);
+      if (stoppedBy(error, products.length, result)) return;
       result.failed += products.length;
       options.onFailed?.(products.length, error);
       if (isFatal(error) && !result.fatal) result.fatal = error;
@@ -248,6 +265,7 @@ export async function removeProducts(pages: AsyncIterable<readonly ProductToDele
       }
     } catch (caught) {
       const error = toAdsyncError(caught);
+      if (stoppedBy(error, products.length, result)) return;
       result.failed += products.length;
       options.onFailed?.(products.length, error);
       if (isFatal(error) && !result.fatal) result.fatal = error;

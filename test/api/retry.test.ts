@@ -46,3 +46,58 @@ describe('withRetry: why it gave up', () => {
     expect(whyRetryingStopped(error)).toBeUndefined();
   });
 });
+
+describe('withRetry: a stop request', () => {
+  const settings = { retries: 5, minDelayMs: 5_000, maxDelayMs: 5_000, budgetMs: 60_000 };
+
+  it('keeps the answer of an attempt that was on its way when the stop came', async () => {
+    const stop = new AbortController();
+    const result = await withRetry(
+      async () => {
+        stop.abort();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return 'answered';
+      },
+      settings,
+      { stop: stop.signal },
+    );
+    expect(result).toBe('answered');
+  });
+
+  it('ends a backoff and a wait the service asked for at once, without another attempt', async () => {
+    for (const retryAt of [undefined, Date.now() + 30_000]) {
+      const stop = new AbortController();
+      let attempts = 0;
+      const started = Date.now();
+      setTimeout(() => stop.abort(), 50);
+      const error = await failure(() =>
+        withRetry(
+          () => {
+            attempts += 1;
+            return Promise.reject(new Flaky(retryAt));
+          },
+          settings,
+          { stop: stop.signal },
+        ),
+      );
+      expect([attempts, error.name, Date.now() - started < 2_000]).toEqual([1, 'AbortError', true]);
+    }
+  });
+
+  it('after an attempt that failed once the stop had come: no other attempt', async () => {
+    const stop = new AbortController();
+    let attempts = 0;
+    const error = await failure(() =>
+      withRetry(
+        () => {
+          attempts += 1;
+          stop.abort();
+          return Promise.reject(new Flaky());
+        },
+        settings,
+        { stop: stop.signal },
+      ),
+    );
+    expect([attempts, error.name]).toEqual([1, 'AbortError']);
+  });
+});
