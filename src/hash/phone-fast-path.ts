@@ -31,7 +31,7 @@
  */
 import { createRequire } from 'node:module';
 import type { CountryCode } from 'libphonenumber-js/core';
-import { NOT_A_NUMBER, notValid } from './phone-reasons.js';
+import { e164Digits, NOT_A_NUMBER, notValid } from './phone-reasons.js';
 import { PHONE_METADATA } from './phone-metadata.js';
 import type { NormalizedText } from './types.js';
 
@@ -463,7 +463,7 @@ export function fastPhoneText(text: string, country: CountryCode | undefined): N
   const validationPlan =
     parsed.country !== undefined ? planOf(parsed.country) : entry === undefined || entry === 'non-geographic' ? undefined : mainPlan(entry);
   if (validationPlan === undefined) return undefined;
-  if (isValidFor(validationPlan, nationalNumber)) return callingCode + nationalNumber;
+  if (isValidFor(validationPlan, nationalNumber)) return e164Digits(callingCode + nationalNumber);
   // phone.ts rewrites +52 1 XX XXXX XXXX (the pre-2019 Mexican mobile format): its call.
   if (callingCode === '52' && nationalNumber.length === 11 && nationalNumber.charCodeAt(0) === 49) return undefined;
   return notValid(parsed.country ?? `+${callingCode}`);

@@ -3,7 +3,7 @@ import { alreadyHashed } from './already-hashed.js';
 import { isKnownCountry, normalizeCountry } from './country.js';
 import { fastPhoneText } from './phone-fast-path.js';
 import { PHONE_METADATA } from './phone-metadata.js';
-import { EMPTY, NO_COUNTRY, NOT_A_NUMBER, notValid, PARAMETERS, SCIENTIFIC, TOO_LONG, TOO_SHORT, UNKNOWN_CALLING_CODE, UNPARSABLE } from './phone-reasons.js';
+import { e164Digits, EMPTY, NO_COUNTRY, NOT_A_NUMBER, notValid, PARAMETERS, SCIENTIFIC, TOO_LONG, TOO_SHORT, UNKNOWN_CALLING_CODE, UNPARSABLE } from './phone-reasons.js';
 import { rejected, toNormalized } from './result.js';
 import { SCIENTIFIC_NOTATION } from './scientific-notation.js';
 import type { NormalizeContext, Normalized, NormalizedText, Rejected } from './types.js';
@@ -152,7 +152,7 @@ function phoneTextWith(raw: string, ctx: NormalizeContext | undefined, fastPath:
     // bug on this one input: it rejects the value (one row), it does not end the run.
     return error instanceof ParseError ? parseFailure(error.message, input.text, unknownCountry) : UNPARSABLE;
   }
-  if (phone.isValid()) return phone.number.slice(1);
+  if (phone.isValid()) return e164Digits(phone.number.slice(1));
   return legacyMexicanMobile(phone) ?? notValid(phone.country ?? `+${phone.countryCallingCode}`);
 }
 
