@@ -218,11 +218,15 @@ export class AdsApiClient {
   /**
    * Follows next_cursor until the last page, yielding each page's data. A next_cursor that was
    * already followed would list the same pages forever: it stops the listing with an error.
+   * A stop request ends a listing before its next page (CallStoppedError): a listing changes
+   * nothing, and one of a large catalog (a page per 100 products, one or more per item group)
+   * would otherwise hold a stop for minutes.
    */
   async *paginate<T>(call: ApiCall, parse: (data: unknown) => T[]): AsyncGenerator<T[]> {
     const followed = new Set<string>();
     let cursor: string | undefined;
     do {
+      if (this.stop?.aborted) throw new CallStoppedError(call.method, call.path, false);
       const page: Envelope<T[]> = await this.call({ ...call, query: { ...call.query, cursor } }, parse);
       yield page.data;
       cursor = page.next_cursor ?? undefined;

@@ -5,9 +5,10 @@
  * pass (up to 15 minutes for a rate limit), longer than systemd gives a service to stop.
  */
 import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { collect, createWorkspace, type Workspace } from '../helpers/e2e.js';
-import { catalogIds, catalogJob, counts, feedItem, ids, rssFeed, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
+import { catalogIds, catalogJob, counts, feedItem, ids, productRequests, rssFeed, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
 
 const USERS_ROUTE = 'POST /12/accounts/*/custom_audiences/*/users';
 const PUT_ROUTE = 'PUT /12/product_catalogs/*/products';
@@ -96,5 +97,37 @@ describe('a stop request during a wait to retry', () => {
       'the last upload to catalog emu-catalog did not finish (killed, or answers lost): compared the saved state with the products the service holds; 0 it did not list (sent again while in the feed, deleted once not), 0 no longer there',
     ]);
     expect(catalogIds(ws)).toEqual([...known, ...added]);
+  });
+
+  it('catalog: a stop during the listing that rebuilds an empty state ends it before its next page; the next run rebuilds', { timeout: 60_000 }, async () => {
+    const ws = await workspace();
+    ws.write('shop.yaml', catalogJob({ source: 'feed.xml' }));
+    const known = ids(2000, 'A-');
+    ws.write('feed.xml', rssFeed(known.map((id) => feedItem(id))));
+    expect((await ws.cli(['run', 'shop.yaml'])).code).toBe(0);
+    // A lost state: the next mirror run lists the catalog (20 pages of 100) before anything else.
+    rmSync(ws.statePath);
+    ws.fault({ route: 'GET /12/product_catalogs/*/products', kind: 'delay', ms: 1_000, times: 100 });
+    const listedBefore = productRequests(ws, 'GET');
+    const child = ws.spawn(['run', 'shop.yaml', '--json']);
+    const done = collect(child);
+    // The first page answered, the second on the wire.
+    while (productRequests(ws, 'GET') < listedBefore + 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    const signalled = Date.now();
+    child.kill('SIGTERM');
+    const result = await done;
+    expect(Date.now() - signalled).toBeLessThan(5_000);
+    expect(result.code, result.stderr).toBe(1);
+    expect(productRequests(ws, 'GET') - listedBefore).toBe(2);
+    expect(summaryOf(result)).toMatchObject({ status: 'interrupted', created: 0, deleted: 0, error: 'stopped by a signal after committing the work in flight' });
+    expect(result.stderr).not.toMatch(/internal error|\n\s+at /);
+
+    ws.emulator.clearFaults();
+    const next = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(next.code, next.stderr).toBe(0);
+    const summary = summaryOf(next);
+    expect(counts(summary)).toMatchObject({ status: 'success', created: 0, updated: 0, deleted: 0 });
+    expect(summary.notes).toEqual(['the saved state of catalog emu-catalog was empty: rebuilt it from the 2000 products the service holds']);
+    expect(catalogIds(ws)).toEqual(known);
   });
 });
