@@ -130,6 +130,14 @@ export function errorForAnswer(method: string, path: string, answer: HttpRespons
   return new ApiRequestError(ctx);
 }
 
+/**
+ * Listeners a call under way adds to the stop signal (AdsApiClientOptions.stop), each removed
+ * when it is done: withRetry's, which ends the waits between attempts, and the rate limiter's
+ * wait. The owner of the signal allows for them (setMaxListeners): with more than 10 in all,
+ * Node warns of a leak.
+ */
+export const STOP_LISTENERS_PER_CALL = 2;
+
 /** A call's body, built once and sent as is by every attempt. */
 interface CallBody {
   buffer: Buffer | undefined;

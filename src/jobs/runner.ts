@@ -5,10 +5,12 @@
  * the backfills.
  */
 import { randomBytes } from 'node:crypto';
+import { defaultMaxListeners, setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ExitCode, LockedError, messageWithHint, toAdsyncError, type AdsyncError } from '../errors.js';
 import { scrubSecrets } from '../logging/secrets.js';
+import { STOP_LISTENERS_PER_CALL } from '../api/client.js';
 import { CallStoppedError } from '../api/errors.js';
 import { whyRetryingStopped } from '../api/retry.js';
 import type { RunKind } from '../state/store.js';
@@ -91,6 +93,9 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
 
   const lockLost = new AbortController();
   const stop = AbortSignal.any([env.stop, lockLost.signal]);
+  // Every API call in flight listens to it (up to `concurrency` at once), besides the source
+  // reader and the like: Node's warning of a listener leak would be a false alarm.
+  setMaxListeners(defaultMaxListeners + STOP_LISTENERS_PER_CALL * job.concurrency, stop);
   let heartbeat: NodeJS.Timeout | undefined;
   if (takesLock) {
     heartbeat = setInterval(() => {

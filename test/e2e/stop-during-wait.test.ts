@@ -130,4 +130,16 @@ describe('a stop request during a wait to retry', () => {
     expect(summary.notes).toEqual(['the saved state of catalog emu-catalog was empty: rebuilt it from the 2000 products the service holds']);
     expect(catalogIds(ws)).toEqual(known);
   });
+
+  it('many requests in flight, each listening for the stop request: no listener-leak warning', { timeout: 60_000 }, async () => {
+    const ws = await workspace();
+    ws.write('shop.yaml', `${catalogJob({ source: 'feed.xml' })}concurrency: 16\n`);
+    ws.write('feed.xml', rssFeed(ids(1000, 'A-').map((id) => feedItem(id))));
+    const result = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(counts(summaryOf(result))).toMatchObject({ status: 'success', created: 1000 });
+    // Node warned "MaxListenersExceededWarning: Possible EventTarget memory leak detected. 11
+    // abort listeners added to [AbortSignal]" past 10 requests in flight.
+    expect(result.stderr).toBe('');
+  });
 });
