@@ -114,6 +114,8 @@ export async function withRetry<T>(
         shouldConsumeRetry: ({ error }) => serverRetryAt(error) === undefined,
         onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
           if (!(isAdsyncError(error) && error.retryable)) return;
+          // Stopped: no other attempt comes (p-retry ends with the stop), so none is announced.
+          if (signal.aborted) return;
           const retryAt = serverRetryAt(error);
           if (retryAt === undefined) consumed += 1;
           if (retriesLeft <= 0) return;

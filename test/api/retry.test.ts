@@ -84,9 +84,10 @@ describe('withRetry: a stop request', () => {
     }
   });
 
-  it('after an attempt that failed once the stop had come: no other attempt', async () => {
+  it('after an attempt that failed once the stop had come: no other attempt, and none announced', async () => {
     const stop = new AbortController();
     let attempts = 0;
+    let announced = 0;
     const error = await failure(() =>
       withRetry(
         () => {
@@ -95,9 +96,9 @@ describe('withRetry: a stop request', () => {
           return Promise.reject(new Flaky());
         },
         settings,
-        { stop: stop.signal },
+        { stop: stop.signal, onRetry: () => (announced += 1) },
       ),
     );
-    expect([attempts, error.name]).toEqual([1, 'AbortError']);
+    expect([attempts, announced, error.name]).toEqual([1, 0, 'AbortError']);
   });
 });
