@@ -6,6 +6,8 @@
  * Exit codes (the public contract of DESIGN.md): 0 success; 1 the run failed; 2 usage or
  * configuration error; 3 authentication error (revoked or invalid token).
  */
+import { scrubSecrets } from './logging/secrets.js';
+
 export const ExitCode = {
   ok: 0,
   failed: 1,
@@ -86,9 +88,13 @@ export function isAdsyncError(error: unknown): error is AdsyncError {
   return error instanceof AdsyncError;
 }
 
-/** The error's message, followed by its hint in parentheses when it has one: one line for a summary, a log or an alert. */
-export function messageWithHint(error: AdsyncError): string {
-  return error.hint ? `${error.message} (${error.hint})` : error.message;
+/**
+ * The error's message, followed by its hint in parentheses when it has one, without the
+ * secrets adsync knows of (a message may quote the service, which may quote the request): one
+ * line for a summary, a log or an alert.
+ */
+export function reportedMessage(error: AdsyncError): string {
+  return scrubSecrets(error.hint ? `${error.message} (${error.hint})` : error.message);
 }
 
 /** Returns the error as an AdsyncError, wrapping foreign errors in InternalError. */

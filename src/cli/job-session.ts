@@ -6,14 +6,13 @@
 import { statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { isAdsyncError, messageWithHint } from '../errors.js';
+import { isAdsyncError, reportedMessage } from '../errors.js';
 import type { Job } from '../jobs/job.js';
 import { loadJob, peekJobFile } from '../jobs/load-job.js';
 import { BarProgress, LogProgress, NoProgress, type ProgressDisplay } from '../jobs/progress.js';
 import type { RunEnvironment } from '../jobs/run-context.js';
 import { runNotStarted } from '../jobs/runner.js';
 import { formatSummaryTable, unloadedJobSummary, type RunSummary } from '../jobs/summary.js';
-import { scrubSecrets } from '../logging/secrets.js';
 import { openStateStore } from '../state/index.js';
 import type { StateStore } from '../state/store.js';
 import type { CliContext } from './context.js';
@@ -48,7 +47,7 @@ export function loadJobs(ctx: CliContext, files: readonly string[], options: Loa
       if (!isAdsyncError(error)) throw error;
       const { text, exitCode } = describeFailure(error);
       if (options.json) {
-        const message = scrubSecrets(messageWithHint(error));
+        const message = reportedMessage(error);
         ctx.io.stdout(`${JSON.stringify(unloadedJobSummary(peekJobFile(file, ctx.cwd), message, exitCode, options.dryRun === true))}\n`);
       }
       ctx.io.stderr(text);

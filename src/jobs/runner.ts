@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { defaultMaxListeners, setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { ExitCode, LockedError, messageWithHint, toAdsyncError, type AdsyncError } from '../errors.js';
+import { ExitCode, LockedError, reportedMessage, toAdsyncError, type AdsyncError } from '../errors.js';
 import { scrubSecrets } from '../logging/secrets.js';
 import { STOP_LISTENERS_PER_CALL } from '../api/client.js';
 import { CallStoppedError } from '../api/errors.js';
@@ -56,7 +56,7 @@ export async function runNotStarted(
   const failed: RunSummary = {
     ...emptySummary(job.name, kindOf(job), runId, run.dryRun),
     status: 'failed',
-    error: scrubSecrets(messageWithHint(error)),
+    error: reportedMessage(error),
     exit_code: error.exitCode,
     duration_ms: Date.now() - started,
   };

@@ -12,8 +12,7 @@
  *   included); settled() waits for the deliveries in progress, for a stop.
  */
 import type { Logger } from 'pino';
-import { messageWithHint, toAdsyncError } from '../errors.js';
-import { scrubSecrets } from '../logging/secrets.js';
+import { reportedMessage, toAdsyncError } from '../errors.js';
 import { sendAlert, type JobAlert } from './alerts.js';
 import type { Job } from './job.js';
 
@@ -51,7 +50,7 @@ export class ScheduleAlerts {
 
   /** A run of the job threw instead of ending with a summary. */
   runCrashed(job: Job, error: unknown): void {
-    const reason = `run crashed: ${scrubSecrets(messageWithHint(toAdsyncError(error)))}`;
+    const reason = `run crashed: ${reportedMessage(toAdsyncError(error))}`;
     this.deliver(job.alerts.webhookUrl, { event: 'adsync.job', reason, job: job.name, job_file: job.file }, () => undefined);
   }
 

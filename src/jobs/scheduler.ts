@@ -16,8 +16,7 @@ import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { join, resolve } from 'node:path';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
-import { ConfigError, isAdsyncError, messageWithHint } from '../errors.js';
-import { scrubSecrets } from '../logging/secrets.js';
+import { ConfigError, isAdsyncError, reportedMessage } from '../errors.js';
 import type { Job } from './job.js';
 import { alertsWebhook, peekJobFile } from './load-job.js';
 import type { RunEnvironment } from './run-context.js';
@@ -138,7 +137,7 @@ export class Scheduler {
         const peeked = peekJobFile(file);
         problems.set(file, {
           job: peeked.name,
-          reason: `job not scheduled: ${scrubSecrets(messageWithHint(error))}`,
+          reason: `job not scheduled: ${reportedMessage(error)}`,
           webhookUrl: alertsWebhook(peeked.webhookUrl, this.options.environment.settings),
         });
         continue;

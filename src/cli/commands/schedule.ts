@@ -3,12 +3,11 @@ import type { Command } from 'commander';
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { ConfigError, messageWithHint, toAdsyncError } from '../../errors.js';
+import { ConfigError, reportedMessage, toAdsyncError } from '../../errors.js';
 import { sendAlert } from '../../jobs/alerts.js';
 import { loadJob } from '../../jobs/load-job.js';
 import { LogProgress } from '../../jobs/progress.js';
 import { Scheduler } from '../../jobs/scheduler.js';
-import { scrubSecrets } from '../../logging/secrets.js';
 import type { StateStore } from '../../state/store.js';
 import type { CliContext } from '../context.js';
 import { openStore, runEnvironment } from '../job-session.js';
@@ -28,7 +27,7 @@ async function alertNotStarted(ctx: CliContext, dir: string, error: unknown): Pr
     return;
   }
   if (webhookUrl === undefined) return;
-  const reason = `the scheduler could not start: ${scrubSecrets(messageWithHint(toAdsyncError(error)))}`;
+  const reason = `the scheduler could not start: ${reportedMessage(toAdsyncError(error))}`;
   await sendAlert(webhookUrl, { event: 'adsync.schedule', reason, jobs_dir: dir }, logger);
 }
 
