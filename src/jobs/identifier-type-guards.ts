@@ -16,23 +16,13 @@
  */
 import { IDENTIFIER_TYPES, type IdentifierType } from '../hash/types.js';
 import type { CountsByField } from '../state/identifier-list.js';
+import { moreThanShare, percentOf } from './share.js';
 
 /** A type over its limit: `part` of its `whole` (invalid of its values, or removals of its members). */
 export interface TypeOverLimit {
   type: IdentifierType;
   part: number;
   whole: number;
-}
-
-/** Whether `part` of `whole` is more than `ratio` of it (exactly the ratio is within it). */
-export function moreThanShare(part: number, whole: number, ratio: number): boolean {
-  // A division, not `part > ratio * whole`: 57 of 100 at 0.57 would be over (0.57 * 100 = 56.99...).
-  return whole > 0 && part / whole > ratio;
-}
-
-/** The percentage of `part` in `whole`, as messages give it. */
-export function percentOf(part: number, whole: number): string {
-  return `${((part / whole) * 100).toFixed(1)}%`;
 }
 
 function overLimit(parts: CountsByField, wholes: (type: IdentifierType, part: number) => number, ratio: number): TypeOverLimit[] {

@@ -19,6 +19,7 @@ import { catalogItemReader } from './catalog-workers.js';
 import { emptyCatalogResult, removeProducts, upsertProducts, type CatalogUploadResult, type ProductOutcome } from '../uploaders/catalog-uploader.js';
 import type { CatalogJob, ProductSetSpec } from './job.js';
 import { productSetDifference } from './product-set-difference.js';
+import { moreThanShare, percentOf } from './share.js';
 import type { RunContext } from './run-context.js';
 
 /**
@@ -357,9 +358,9 @@ function deletesAllowed(ctx: RunContext, job: CatalogJob, products: number, dele
     ctx.note(`too many rejected items to trust the feed: ${deletes} ${deletes === 1 ? 'delete was' : 'deletes were'} not made`);
     return false;
   }
-  if (deletes > ratio * known) {
+  if (moreThanShare(deletes, known, ratio)) {
     ctx.fail(
-      `the feed would delete ${deletes} of ${known} products (${((deletes / known) * 100).toFixed(1)}%, more than max_delete_ratio ${ratio}); nothing was deleted. If this is intended, raise catalog.max_delete_ratio in ${job.file} or run once with --max-delete-ratio 1`,
+      `the feed would delete ${deletes} of ${known} products (${percentOf(deletes, known)}, more than max_delete_ratio ${ratio}); nothing was deleted. If this is intended, raise catalog.max_delete_ratio in ${job.file} or run once with --max-delete-ratio 1`,
     );
     return false;
   }

@@ -251,6 +251,19 @@ describe('adsync run (catalog): the delete guards', () => {
     expect(catalogIds(h.ws)).toEqual(ids(4));
   });
 
+  it('exactly the ratio is allowed also where ratio x products falls just short in floating point (29 of 50 at 0.58)', async () => {
+    const h = await harness({ source: 'feed.xml', maxDeleteRatio: 0.58 });
+    const fifty = ids(50);
+    h.feed(fifty.map((id) => feedItem(id)));
+    expect((await h.run()).code).toBe(0);
+    // 0.58 * 50 is 28.999999999999996: compared that way, 29 deletes were "more than" the ratio.
+    h.feed(fifty.slice(0, 21).map((id) => feedItem(id)));
+    const result = await h.run();
+    expect(result.code, result.stderr).toBe(0);
+    expect(counts(summaryOf(result))).toMatchObject({ status: 'success', unchanged: 21, deleted: 29 });
+    expect(catalogIds(h.ws)).toEqual(fifty.slice(0, 21));
+  });
+
   it('upsert mode never deletes', async () => {
     const h = await harness({ source: 'feed.xml', mode: 'upsert' });
     await seedTen(h);

@@ -1,12 +1,7 @@
 /** The per-type guard decisions at their boundaries, and their messages. */
 import { describe, expect, it } from 'vitest';
-import {
-  invalidValuesMessage,
-  moreThanShare,
-  typeRemovalsMessage,
-  typesLosingTooManyMembers,
-  typesWithTooManyInvalidValues,
-} from '../../src/jobs/identifier-type-guards.js';
+import { invalidValuesMessage, typeRemovalsMessage, typesLosingTooManyMembers, typesWithTooManyInvalidValues } from '../../src/jobs/identifier-type-guards.js';
+import { moreThanShare } from '../../src/jobs/share.js';
 
 describe('invalid values of a type', () => {
   it('exactly max_reject_ratio of the values passes, one more invalid value fails', () => {
