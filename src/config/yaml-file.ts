@@ -85,6 +85,11 @@ export function readYamlFile(path: string, display: string, what: string, direct
 const URL_IN_TEXT = /[a-z][a-z0-9+.-]*:\/\//i;
 const NOT_REPEATED = 'not repeated here: it may hold a password or a token';
 
+/** Whether the text begins with a URL's scheme (https://, sftp://, ...). */
+export function startsWithUrl(text: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(text);
+}
+
 /** Whether the text is or holds a URL, which a message must not repeat. */
 function holdsUrl(text: string): boolean {
   return URL_IN_TEXT.test(text);
@@ -99,7 +104,7 @@ function describeKey(key: PropertyKey): string {
 function describeInput(input: unknown): string {
   if (input === undefined) return 'nothing';
   if (input === null) return 'null';
-  if (typeof input === 'string' && /^[a-z][a-z0-9+.-]*:\/\//i.test(input.trim())) return `a URL (${NOT_REPEATED})`;
+  if (typeof input === 'string' && startsWithUrl(input.trim())) return `a URL (${NOT_REPEATED})`;
   if (typeof input === 'string' && holdsUrl(input)) return `text holding a URL (${NOT_REPEATED})`;
   if (typeof input === 'string') return `"${input.length > 60 ? `${input.slice(0, 57)}...` : input}"`;
   if (typeof input === 'number' || typeof input === 'boolean' || typeof input === 'bigint') return `${typeof input} ${String(input)}`;

@@ -10,7 +10,7 @@ import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:
 import cron from 'node-cron';
 import { expandHome } from '../config/home-path.js';
 import { alertsSchema, isValidTimezone, retryDelayProblem, retryFrom, type Settings } from '../config/settings.js';
-import { parseWithSchema, readYamlFile } from '../config/yaml-file.js';
+import { parseWithSchema, readYamlFile, startsWithUrl } from '../config/yaml-file.js';
 import { ConfigError } from '../errors.js';
 import { normalizeCountry } from '../hash/country.js';
 import type { IdentifierType } from '../hash/types.js';
@@ -35,7 +35,7 @@ function isUrl(path: string): boolean {
 
 /** A URL of another scheme (sftp://, ftp://, s3://): not a path either, and it may hold a password. */
 function isUnreadableUrl(path: string): boolean {
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(path) && !isUrl(path);
+  return startsWithUrl(path) && !isUrl(path);
 }
 
 export interface LoadJobOptions {
