@@ -9,6 +9,7 @@
  * themselves are those of the table; test/emulator/product-rules-equivalence.test.ts checks
  * this code against the plain reading of the table on generated products.
  */
+import { CURRENCY_CODES as ISO_4217_CODES } from '../transform/currency-codes.js';
 import type { ServiceErrorItem } from './errors.js';
 import { parseIsoInstant } from './iso-time.js';
 import { urlParts, type UrlParts } from './web-url.js';
@@ -56,10 +57,15 @@ const ENUMS: Readonly<Record<string, readonly string[]>> = {
   age_group: ['adult', 'all ages', 'teen', 'kids', 'toddler', 'infant', 'newborn'],
 };
 
-/** ISO 4217 codes the runtime knows, as a bitmap indexed by the three letters (A-Z each). */
+/**
+ * The ISO 4217 currencies in force, as a bitmap indexed by the three letters (A-Z each). The
+ * list is the one of src/transform (ISO 4217 written out), not Intl.supportedValuesOf('currency'),
+ * whose answer depends on the ICU data of the Node build: Node 20 lacks VED and still lists
+ * withdrawn codes such as HRK.
+ */
 const CURRENCY_CODES = new Uint8Array(26 * 26 * 26);
-for (const code of Intl.supportedValuesOf('currency')) {
-  if (/^[A-Z]{3}$/.test(code)) CURRENCY_CODES[((code.charCodeAt(0) - 65) * 26 + code.charCodeAt(1) - 65) * 26 + code.charCodeAt(2) - 65] = 1;
+for (const code of ISO_4217_CODES) {
+  CURRENCY_CODES[((code.charCodeAt(0) - 65) * 26 + code.charCodeAt(1) - 65) * 26 + code.charCodeAt(2) - 65] = 1;
 }
 const HTML_TAG = /<\/?[a-zA-Z][^>]*>/;
 const HEX_COLOR = /^#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/;
@@ -78,7 +84,7 @@ function isDigit(code: number): boolean {
 /**
  * What is wrong with a price text, if anything: "19.99 USD" is a number with a dot decimal,
  * one space, a known ISO 4217 code; exactly /^(\d+(?:\.\d+)?) ([A-Z]{3})$/ and a code of
- * Intl.supportedValuesOf('currency'), read without a regular expression.
+ * CURRENCY_CODES, read without a regular expression.
  */
 function moneyProblem(text: string): 'format' | 'currency' | undefined {
   const space = text.length - 4;

@@ -7,6 +7,7 @@
  */
 import type { ServiceErrorItem } from '../../../src/emulator/errors.js';
 import { parseIsoInstant } from '../../../src/emulator/iso-time.js';
+import { CURRENCY_CODES } from '../../../src/transform/currency-codes.js';
 
 export type ProductAttributes = Record<string, string | number>;
 
@@ -50,7 +51,8 @@ const ENUMS: Readonly<Record<string, readonly string[]>> = {
   age_group: ['adult', 'all ages', 'teen', 'kids', 'toddler', 'infant', 'newborn'],
 };
 
-const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
+// ISO 4217 as written out in src/transform, as the emulator reads it (not the runtime's ICU data).
+const CURRENCIES: ReadonlySet<string> = CURRENCY_CODES;
 const MONEY = /^(\d+(?:\.\d+)?) ([A-Z]{3})$/;
 const HTML_TAG = /<\/?[a-zA-Z][^>]*>/;
 const HEX_COLOR = /^#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/;
