@@ -25,6 +25,22 @@ function notValidYaml(file: string, message: string, offset: number | undefined,
   return new ConfigError(`${file}${where}: not valid YAML: ${message.split('\n')[0] ?? ''}`, cause === undefined ? {} : { cause });
 }
 
+// A plain number written with a leading zero: 00042, 007, -01.5 (not 0, 0.5 or 0x1F).
+const LEADING_ZERO = /^[-+]?0\d/;
+
+/**
+ * YAML reads a plain 00042 as the number 42. In a job file such a value is an id (a SKU in
+ * product_ids, a catalog id), whose zeros are part of it: it is kept as the text written. Where
+ * a number is expected (concurrency: 04), the schema then says so instead of guessing.
+ */
+function keepLeadingZeros(doc: Document): void {
+  visit(doc, {
+    Scalar: (_key, node) => {
+      if (typeof node.value === 'number' && node.type === 'PLAIN' && typeof node.source === 'string' && LEADING_ZERO.test(node.source)) node.value = node.source;
+    },
+  });
+}
+
 /**
  * Parses YAML text; a syntax error names the file, line and column. So do the errors the
  * library only finds when it builds the value: an alias to an anchor that is not set before
@@ -35,6 +51,7 @@ export function parseYaml(text: string, file: string): unknown {
   const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, lineCounter });
   const first = doc.errors[0];
   if (first) throw notValidYaml(file, first.message, first.pos[0], lineCounter);
+  keepLeadingZeros(doc);
   try {
     return doc.toJS({ maxAliasCount: 100 }) as unknown;
   } catch (error) {

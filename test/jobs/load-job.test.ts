@@ -66,6 +66,16 @@ describe('job files', () => {
     });
   });
 
+  it('keeps the zeros of a product id written with leading zeros (SKU 00042), as the feed does', () => {
+    // YAML reads a plain 00042 as the number 42: the set would be made without the product 00042.
+    const job = load('zeros.yaml', 'account_id: a\nsource: { path: feed.csv }\ncatalog:\n  product_catalog_id: 0042\n  product_sets:\n    - { name: Top, product_ids: [00042, 42, "007"] }\n');
+    expect(job).toMatchObject({ catalog: { catalogId: '0042', productSets: [{ type: 'MANUAL', name: 'Top', productIds: ['00042', '42', '007'] }] } });
+  });
+
+  it('refuses a number written with a leading zero where a number is expected, instead of reading it some way', () => {
+    expect(problem('zero-concurrency.yaml', `account_id: a\nsource: { path: feed.csv }\nconcurrency: 04\n${audience}`)).toMatch(/^zero-concurrency\.yaml is not valid:\n {2}concurrency: /);
+  });
+
   it('refuses product set filters the service would refuse (every run would fail), naming the set', () => {
     const yaml = (filters: string): string =>
       `account_id: a\nsource: { path: feed.csv }\ncatalog:\n  product_catalog_id: c\n  product_sets:\n    - { name: Sale, filters: [${filters}] }\n`;
