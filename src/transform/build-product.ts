@@ -137,7 +137,11 @@ export function buildProduct(item: FeedItem, mapping?: FieldMapping): ProductBui
       result = additionalImageLinks(typeof value === 'string' ? [value] : value, findings);
     } else {
       const single = plan.name === 'product_type' ? firstValue(value, plan.name, findings) : singleValue(value, plan.name, findings);
-      if (single === undefined) continue;
+      if (single === undefined) {
+        // Given twice, differently: given all the same (its own reason says what is wrong).
+        if (plan.identifier) hasIdentifier = true;
+        continue;
+      }
       if (single === '') {
         if (plan.required) findings.reasons.push(missing(plan.name, resolver.sources[index]));
         continue;

@@ -35,6 +35,14 @@ describe('brand, gtin, mpn: at least one', () => {
       reasons: [{ field: 'gtin', reason: '"12345" has 5 digits; a GTIN has 8, 12, 13 or 14' }],
     });
   });
+
+  it('reports a brand given twice with different values once (a CSV with brand and g:brand columns), not again as a missing identifier', () => {
+    expect(buildProduct(feedItem({ brand: ['Acme', 'Acme Inc'] }))).toStrictEqual({
+      ok: false,
+      id: 'SKU-001',
+      reasons: [{ field: 'brand', reason: 'has 2 different values ("Acme", "Acme Inc"); one is expected' }],
+    });
+  });
 });
 
 describe('gtin', () => {
