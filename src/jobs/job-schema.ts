@@ -22,7 +22,10 @@ const ratio = z.number().min(0).max(1);
 export const sourceSchema = z.strictObject({
   path: z.string().trim().min(1),
   format: z.enum(['csv', 'tsv', 'xml']).optional(),
-  delimiter: z.enum([',', ';', '\t', '|']).optional(),
+  // A tab is hard to write in YAML ("\t" in double quotes): `tab` and an unquoted \t say it too.
+  delimiter: z
+    .preprocess((v) => (v === 'tab' || v === '\\t' ? '\t' : v), z.enum([',', ';', '\t', '|']))
+    .optional(),
   encoding: z.enum(['utf8', 'latin1']).optional(),
 });
 

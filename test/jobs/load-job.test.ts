@@ -157,6 +157,13 @@ describe('job files', () => {
     expect(problem('syntax.yaml', 'account_id: a\nsource: { path: x.csv\naudience: {}\n')).toMatch(/^syntax\.yaml line \d+, column \d+: not valid YAML: /);
   });
 
+  it('reads a tab delimiter written as tab, as an unquoted \\t or as "\\t", and names the choices otherwise ("\\t" as YAML writes a tab in double quotes)', () => {
+    const job = (delimiter: string) => `account_id: a\nsource: { path: x.txt, delimiter: ${delimiter} }\n${audience}`;
+    for (const written of ['tab', '\\t', '"\\t"']) expect(load('tab.yaml', job(written))).toMatchObject({ source: { delimiter: '\t' } });
+    expect(load('tab.yaml', job('";"'))).toMatchObject({ source: { delimiter: ';' } });
+    expect(problem('tab.yaml', job('TAB'))).toBe('tab.yaml is not valid:\n  source.delimiter: expected one of ",", ";", "\\t", "|", got "TAB"');
+  });
+
   it('says when the job file does not exist', () => {
     expect(() => loadJob('nope.yaml', settings, { cwd: dir })).toThrow('nope.yaml does not exist');
   });
