@@ -98,12 +98,21 @@ async function scanExportSequentially(ctx: RunContext, job: AudienceJob, scan: A
   return { occurrences, validIdentifiers, invalid };
 }
 
-/** Writes the identifiers the service refused to the rejects file, one reject per row. */
-function rejectRefused(ctx: RunContext, refused: readonly RefusedIdentifier[], reason: string): void {
+/**
+ * Writes the identifiers the service refused to the rejects file, one reject per row. A
+ * backfill sends each row as one user record (`grouping` row): a refused record is its whole
+ * row, a rejected row. A run sends each identifier as its own user record, in identifier
+ * order: a row's identifiers come back from different operations (counted each, 2 rows read
+ * made "3 of 2 rows rejected"), and a row whose email is refused may have had its phone
+ * number taken, so they are written as values a kept row dropped, not counted (the run fails
+ * on its own: "the service refused N user records").
+ */
+function rejectRefused(ctx: RunContext, refused: readonly RefusedIdentifier[], reason: string, grouping: UserGrouping): void {
+  const kept = grouping === 'identifier';
   for (let i = 0; i < refused.length; ) {
     const row = refused[i]?.row ?? 0;
     const entries = [];
-    for (; i < refused.length && refused[i]?.row === row; i++) entries.push({ row: ctx.displayRow(row), line: 0, field: refused[i]?.field ?? '', reason });
+    for (; i < refused.length && refused[i]?.row === row; i++) entries.push({ row: ctx.displayRow(row), line: 0, field: refused[i]?.field ?? '', reason, kept });
     ctx.rejects.reject(entries);
   }
 }
@@ -157,7 +166,7 @@ export async function sendIdentifiers(
       await hooks.onAck(batch.ids, seq);
       ctx.counters.sent += batch.ids.length;
     },
-    onRejected: (refused, reason) => rejectRefused(ctx, refused, reason),
+    onRejected: (refused, reason) => rejectRefused(ctx, refused, reason, grouping),
     onFailed: (users, error) => {
       if (!failureNoted) {
         failureNoted = true;

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+import { json, startScriptedServer } from '../helpers/scripted-server.js';
 
 const sha = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
 const USERS_ROUTE = 'POST /12/accounts/:account_id/custom_audiences/:custom_audience_id/users';
@@ -304,6 +305,46 @@ describe('audience sync (custom audience)', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('the export has no valid identifier: a mirror run would remove all 45 members; nothing was removed');
     expect(members()).toEqual(expected(FIRST));
+  });
+});
+
+describe('audience sync (operations the service refuses)', () => {
+  it('writes refused identifiers to the rejects file without counting them as rejected rows: their rows may have other identifiers the service took', async () => {
+    // Every operation of the first two requests (the run's, the backfill's) refused
+    // (operation_errors indexed like the operations), then honest answers counting the user
+    // records sent.
+    const service = await startScriptedServer((req, res, index) => {
+      const operations = JSON.parse(req.body.toString()) as { params: { users: unknown[] } }[];
+      if (index < 2) {
+        json(res, 400, { errors: [], operation_errors: operations.map(() => [{ code: 'INVALID_PARAMETER', message: 'not accepted', parameter: 'users' }]) });
+        return;
+      }
+      const users = operations.reduce((n, o) => n + o.params.users.length, 0);
+      json(res, 200, { request: {}, data: { success_count: users, total_count: users } });
+    });
+    try {
+      ws.write('crm.yaml', audienceJob('  mode: add\n'));
+      ws.write('exports/crm.csv', 'Customer ID,E-mail,Phone,Twitter,Country\nA1,one@example.com,(415) 555-2671,@one,US\nA2,two@example.com,,,\n');
+      const r = await ws.cli(['run', 'crm.yaml', '--json'], { ADSYNC_ADS_URL: service.url });
+      expect(r.code).toBe(1);
+      const [s] = summaries(r);
+      // 2 rows read, both valid; 6 identifiers (one user record each), all refused.
+      expect(s).toMatchObject({ status: 'failed', read: 2, valid: 2, rejected: 0, added: 0, error: 'the service refused 6 user records (see the rejects file)' });
+      const lines = readFileSync(String(s?.rejects_file), 'utf8').trim().split('\n');
+      expect(lines[0]).toBe('row,line,id,field,reason');
+      expect(lines.slice(1).sort()).toEqual(
+        ['1,0,,email', '1,0,,handle', '1,0,,partner_user_id', '1,0,,phone_number', '2,0,,email', '2,0,,partner_user_id'].map(
+          (l) => `${l},the service refused the operation: INVALID_PARAMETER not accepted (users)`,
+        ),
+      );
+
+      // A backfill sends each row as one user record: a refused record is a rejected row.
+      const backfill = await ws.cli(['backfill', 'crm.yaml', '--source', 'exports/crm.csv', '--json'], { ADSYNC_ADS_URL: service.url });
+      expect(summaries(backfill)[0]).toMatchObject({ status: 'failed', read: 2, valid: 2, rejected: 2, added: 0 });
+      expect(service.requests).toHaveLength(2);
+    } finally {
+      await service.close();
+    }
   });
 });
 
