@@ -41,29 +41,36 @@ function toServiceError(e: z.infer<typeof serviceErrorSchema>): ServiceErrorItem
 
 /**
  * Reads an error body. operation_errors may come as [{index, errors}] or as an array indexed
- * like the input, holding null (or []) for operations without error.
+ * like the input, holding null (or []) for operations without error. An operation named in
+ * several entries (one per error) is one item holding all its errors: its users are refused
+ * once.
  */
 export function parseErrorBody(body: unknown): { errors: ServiceErrorItem[]; operationErrors: OperationErrorItem[] } {
   const parsed = errorBodySchema.safeParse(body);
   if (!parsed.success) return { errors: [], operationErrors: [] };
   const errors = (parsed.data.errors ?? []).map(toServiceError);
-  const operationErrors: OperationErrorItem[] = [];
+  const byIndex = new Map<number, OperationErrorItem>();
+  const add = (index: number, items: ServiceErrorItem[]): void => {
+    const known = byIndex.get(index);
+    if (known) known.errors.push(...items);
+    else byIndex.set(index, { index, errors: items });
+  };
   (parsed.data.operation_errors ?? []).forEach((item, position) => {
     if (item === null || item === undefined) return;
     const asList = z.array(serviceErrorSchema).safeParse(item);
     if (asList.success) {
-      if (asList.data.length > 0) operationErrors.push({ index: position, errors: asList.data.map(toServiceError) });
+      if (asList.data.length > 0) add(position, asList.data.map(toServiceError));
       return;
     }
     const asIndexed = z
       .looseObject({ index: z.number().int(), errors: z.array(serviceErrorSchema) })
       .safeParse(item);
     if (asIndexed.success) {
-      operationErrors.push({ index: asIndexed.data.index, errors: asIndexed.data.errors.map(toServiceError) });
+      add(asIndexed.data.index, asIndexed.data.errors.map(toServiceError));
       return;
     }
     const single = serviceErrorSchema.safeParse(item);
-    if (single.success) operationErrors.push({ index: position, errors: [toServiceError(single.data)] });
+    if (single.success) add(position, [toServiceError(single.data)]);
   });
-  return { errors, operationErrors };
+  return { errors, operationErrors: [...byIndex.values()] };
 }

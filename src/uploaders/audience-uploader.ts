@@ -126,8 +126,10 @@ export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, 
         return;
       }
       if (error instanceof ApiValidationError && error.operationErrors.length > 0 && !resent) {
-        const failing = new Set(error.operationErrors.map((o) => o.index));
-        for (const item of error.operationErrors) {
+        // An index outside the batch names no operation of it (its users are not refused).
+        const items = error.operationErrors.filter((o) => o.index >= 0 && o.index < batch.operationEnds.length);
+        const failing = new Set(items.map((o) => o.index));
+        for (const item of items) {
           const [from, to] = operationRange(batch, item.index);
           const refused: RefusedIdentifier[] = [];
           for (let u = from; u < to; u++) {

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
-import { json, startScriptedServer } from '../helpers/scripted-server.js';
+import { json, startScriptedServer, type ScriptedServer } from '../helpers/scripted-server.js';
 
 const sha = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
 const USERS_ROUTE = 'POST /12/accounts/:account_id/custom_audiences/:custom_audience_id/users';
@@ -308,20 +308,31 @@ describe('audience sync (custom audience)', () => {
   });
 });
 
+/**
+ * A users endpoint that answers HTTP 400 with the body `refusal` gives for a request (by its
+ * operations and its index), and otherwise counts the user records sent, as the service does.
+ */
+function refusingService(refusal: (operations: unknown[], index: number) => unknown): Promise<ScriptedServer> {
+  return startScriptedServer((req, res, index) => {
+    const operations = JSON.parse(req.body.toString()) as { params: { users: unknown[] } }[];
+    const body = refusal(operations, index);
+    if (body !== undefined) {
+      json(res, 400, body);
+      return;
+    }
+    const users = operations.reduce((n, o) => n + o.params.users.length, 0);
+    json(res, 200, { request: {}, data: { success_count: users, total_count: users } });
+  });
+}
+
 describe('audience sync (operations the service refuses)', () => {
   it('writes refused identifiers to the rejects file without counting them as rejected rows: their rows may have other identifiers the service took', async () => {
     // Every operation of the first two requests (the run's, the backfill's) refused
     // (operation_errors indexed like the operations), then honest answers counting the user
     // records sent.
-    const service = await startScriptedServer((req, res, index) => {
-      const operations = JSON.parse(req.body.toString()) as { params: { users: unknown[] } }[];
-      if (index < 2) {
-        json(res, 400, { errors: [], operation_errors: operations.map(() => [{ code: 'INVALID_PARAMETER', message: 'not accepted', parameter: 'users' }]) });
-        return;
-      }
-      const users = operations.reduce((n, o) => n + o.params.users.length, 0);
-      json(res, 200, { request: {}, data: { success_count: users, total_count: users } });
-    });
+    const service = await refusingService((operations, index) =>
+      index < 2 ? { errors: [], operation_errors: operations.map(() => [{ code: 'INVALID_PARAMETER', message: 'not accepted', parameter: 'users' }]) } : undefined,
+    );
     try {
       ws.write('crm.yaml', audienceJob('  mode: add\n'));
       ws.write('exports/crm.csv', 'Customer ID,E-mail,Phone,Twitter,Country\nA1,one@example.com,(415) 555-2671,@one,US\nA2,two@example.com,,,\n');
@@ -342,6 +353,26 @@ describe('audience sync (operations the service refuses)', () => {
       const backfill = await ws.cli(['backfill', 'crm.yaml', '--source', 'exports/crm.csv', '--json'], { ADSYNC_ADS_URL: service.url });
       expect(summaries(backfill)[0]).toMatchObject({ status: 'failed', read: 2, valid: 2, rejected: 2, added: 0 });
       expect(service.requests).toHaveLength(2);
+    } finally {
+      await service.close();
+    }
+  });
+  it('refuses the users of an operation once when the service names it in several entries, one per error', async () => {
+    const error = (message: string) => ({ code: 'INVALID_PARAMETER', message });
+    const service = await refusingService((_operations, index) =>
+      index === 0 ? { errors: [], operation_errors: [{ index: 0, errors: [error('first')] }, { index: 0, errors: [error('second')] }] } : undefined,
+    );
+    try {
+      ws.write('crm.yaml', audienceJob('  mode: add\n'));
+      ws.write('exports/crm.csv', 'Customer ID,E-mail,Phone,Twitter,Country\nA1,one@example.com,,,\nA2,two@example.com,,,\n');
+      const r = await ws.cli(['run', 'crm.yaml', '--json'], { ADSYNC_ADS_URL: service.url });
+      const [s] = summaries(r);
+      // 4 identifiers, one operation: 4 user records refused, not 8.
+      expect(s).toMatchObject({ status: 'failed', added: 0, error: 'the service refused 4 user records (see the rejects file)' });
+      const lines = readFileSync(String(s?.rejects_file), 'utf8').trim().split('\n').slice(1);
+      expect(lines.sort()).toEqual(
+        ['1,0,,email', '1,0,,partner_user_id', '2,0,,email', '2,0,,partner_user_id'].map((l) => `${l},the service refused the operation: INVALID_PARAMETER first; INVALID_PARAMETER second`),
+      );
     } finally {
       await service.close();
     }
