@@ -196,7 +196,8 @@ function configuredUrl(variable: string | undefined, variableName: string, key: 
 export function loadSettings(options: LoadSettingsOptions = {}): Settings {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
-  const explicit = options.path ?? env.ADSYNC_CONFIG;
+  // An empty ADSYNC_CONFIG (`ADSYNC_CONFIG=` in an EnvironmentFile) is unset, as every ADSYNC_* variable.
+  const explicit = options.path ?? (env.ADSYNC_CONFIG || undefined);
   const candidate = explicit ?? DEFAULT_SETTINGS_PATH;
   const path = resolve(cwd, candidate);
   let file: SettingsFile = {};

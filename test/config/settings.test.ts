@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -24,6 +24,16 @@ describe('settings', () => {
     expect(s.adsUrl).toBe('http://127.0.0.1:1');
     expect(s.statePath).toBe('/tmp/x.sqlite');
     expect(s.concurrency).toBe(2);
+  });
+
+  it('takes an empty ADSYNC_CONFIG (ADSYNC_CONFIG= in an EnvironmentFile) as unset, like the other variables', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'adsync-cfg-'));
+    const none = loadSettings({ cwd: dir, env: { ADSYNC_CONFIG: '' } });
+    expect(none.file).toBeUndefined();
+    mkdirSync(join(dir, 'config'));
+    writeFileSync(join(dir, 'config', 'adsync.yaml'), 'concurrency: 2\n');
+    const s = loadSettings({ cwd: dir, env: { ADSYNC_CONFIG: '' } });
+    expect([s.file, s.concurrency]).toEqual([join(dir, 'config', 'adsync.yaml'), 2]);
   });
 
   it('refuses durations longer than a timer can wait (a Node.js timer over 2^31-1 ms fires after 1 ms)', () => {
