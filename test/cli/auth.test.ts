@@ -92,6 +92,15 @@ describe('adsync auth login / revoke against the emulator', () => {
     expect(readFileSync(credentialsFile, 'utf8')).toBe(storedAfterRevoke);
   });
 
+  it('login and revoke --help give the default credentials file in the order it is looked for', async () => {
+    for (const command of ['login', 'revoke']) {
+      const help = await runCli(['auth', command, '--help'], { env: acmeEnv() });
+      expect(help.stdout.replace(/\s+/g, ' ')).toContain(
+        "--credentials-file <path> credentials file (default: the settings' credentials_file, else ADSYNC_CREDENTIALS, else adsync/credentials.json in $XDG_CONFIG_HOME or ~/.config)",
+      );
+    }
+  });
+
   it('prints shell exports with --print instead of storing the tokens', async () => {
     const env = baseEnv({
       ADSYNC_API_URL: emulator.url,

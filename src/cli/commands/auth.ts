@@ -161,6 +161,10 @@ async function revoke(ctx: CliContext, options: { profile: string; credentialsFi
   );
 }
 
+/** Where credentialsPath looks when --credentials-file is not given, in its order. */
+const CREDENTIALS_FILE_HELP =
+  "credentials file (default: the settings' credentials_file, else ADSYNC_CREDENTIALS, else adsync/credentials.json in $XDG_CONFIG_HOME or ~/.config)";
+
 export function registerAuth(program: Command, ctx: CliContext): void {
   const auth = program.command('auth').description('authorize adsync with X (OAuth 1.0a PIN flow) or revoke its token');
   auth
@@ -170,12 +174,12 @@ export function registerAuth(program: Command, ctx: CliContext): void {
     .option('--pin <pin>', 'finish a pending authorization with the PIN shown after approving')
     .option('--no-prompt', 'do not ask for the PIN on the terminal; finish later with --pin')
     .option('--print', 'print shell export lines instead of storing the tokens')
-    .option('--credentials-file <path>', 'credentials file (default: ADSYNC_CREDENTIALS or ~/.config/adsync/credentials.json)')
+    .option('--credentials-file <path>', CREDENTIALS_FILE_HELP)
     .action(async (options: LoginOptions) => login(ctx, options));
   auth
     .command('revoke')
     .description("revoke the profile's access token (POST 1.1/oauth/invalidate_token)")
     .option('--profile <name>', 'credentials profile', 'default')
-    .option('--credentials-file <path>', 'credentials file')
+    .option('--credentials-file <path>', CREDENTIALS_FILE_HELP)
     .action(async (options: { profile: string; credentialsFile?: string }) => revoke(ctx, options));
 }
