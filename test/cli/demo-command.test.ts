@@ -16,6 +16,8 @@ describe('adsync demo', () => {
     const plain = await runCli(['demo'], { env });
     expect(plain.code, plain.stderr).toBe(0);
     expect(plain.stdout).toContain('adsync demo --keep');
+    // A first-time reader sees rejected rows at once: the demo says they are meant.
+    expect(plain.stdout).toContain('\nThe demo export and feed hold a few invalid rows on purpose: each run rejects them (the rejects file says why) and sends the rest.\n');
     expect(readdirSync(tmp).filter((n) => n.startsWith('adsync-demo-'))).toEqual([]);
 
     const kept = await runCli(['demo', '--keep'], { env });

@@ -17,6 +17,10 @@ import { lockOwner, progressFor, reportRun } from '../job-session.js';
 
 export const DEMO_JOBS = ['demo-audience.yaml', 'demo-catalog.yaml'];
 
+/** What a first-time reader needs before the tables: the demo's rejects are meant. */
+const DEMO_INTRO =
+  'The demo export and feed hold a few invalid rows on purpose: each run rejects them (the rejects file says why) and sends the rest.';
+
 function jobsDir(): string {
   // dist/cli/commands/demo.js -> the package root's jobs/
   return fileURLToPath(new URL('../../../jobs/', import.meta.url));
@@ -59,10 +63,11 @@ export function registerDemo(program: Command, ctx: CliContext): void {
       let store: StateStore | undefined;
       try {
         store = openStateStore(settings.statePath, { offThreadCommitMin: settings.commitThreadMin });
-        out(`adsync demo: emulator on ${emulator.url}, state in ${work}\n\n`);
+        out(`adsync demo: emulator on ${emulator.url}, state in ${work}\n`);
+        out(`${DEMO_INTRO}\n\n`);
         const jobs = DEMO_JOBS.map((f) => loadJob(join(jobsDir(), f), settings, { cwd: ctx.cwd }));
         const environment = { settings, store, logger: ctx.logger, env, progress: progressFor(ctx, flags.json === true), owner: lockOwner(), stop: ctx.shutdown.signal };
-        for (const pass of ['first run', 'second run, same sources: nothing to send']) {
+        for (const pass of ['first run', 'second run, same sources: nothing is sent again (the catalog only reads back its product sets)']) {
           out(`== ${pass}\n`);
           for (const job of jobs) {
             const summary = await runJob(job, environment, { command: 'run', dryRun: false, full: false, rejectsWithValues: false });
