@@ -283,7 +283,7 @@ describe('adsync schedule', () => {
     expect(await history('utc'), r.stderr).toEqual([]);
   });
 
-  it('reads jobs/ by default, says which jobs have no schedule and that nothing is scheduled, and waits for a signal all the same; a missing folder is exit 2', { timeout: 30_000 }, async () => {
+  it('reads jobs/ by default, says which jobs have no schedule and that nothing is scheduled, and waits for a signal all the same; a missing folder, or a file given for it, is exit 2', { timeout: 30_000 }, async () => {
     ws.write('jobs/data/a.csv', 'Email\na@example.com\n');
     ws.write('jobs/manual.yaml', 'account_id: emu-account\nsource: { path: data/a.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n');
     const { child, done, log, waitFor } = startScheduler([]);
@@ -308,6 +308,13 @@ describe('adsync schedule', () => {
     const missing = await ws.cli(['schedule', '--jobs', 'nowhere']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/^adsync: jobs folder nowhere does not exist/m);
+    // A job file given for the folder (`--jobs jobs/manual.yaml`) exists: say what it is.
+    const file = await ws.cli(['schedule', '--jobs', 'jobs/manual.yaml']);
+    expect(file.code).toBe(2);
+    expect(file.stderr).toBe(
+      'adsync: jobs folder jobs/manual.yaml is a file, not a folder\n' +
+        '  hint: --jobs names the folder of the job files (adsync schedule runs each one that has a schedule:); to run one job file now, use adsync run <job-file>\n',
+    );
   });
 
   it('stops the progress log line of each run when it finishes, also with two runs at once', { timeout: 40_000 }, async () => {

@@ -40,7 +40,12 @@ export function registerSchedule(program: Command, ctx: CliContext): void {
       const dir = resolve(ctx.cwd, flags.jobs);
       let store: StateStore;
       try {
-        if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new ConfigError(`jobs folder ${flags.jobs} does not exist`, { hint: 'give one with --jobs <dir>' });
+        if (!existsSync(dir)) throw new ConfigError(`jobs folder ${flags.jobs} does not exist`, { hint: 'give one with --jobs <dir>' });
+        if (!statSync(dir).isDirectory()) {
+          throw new ConfigError(`jobs folder ${flags.jobs} is a file, not a folder`, {
+            hint: '--jobs names the folder of the job files (adsync schedule runs each one that has a schedule:); to run one job file now, use adsync run <job-file>',
+          });
+        }
         store = openStore(ctx);
       } catch (error) {
         await alertNotStarted(ctx, dir, error);
