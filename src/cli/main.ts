@@ -44,7 +44,7 @@ export function buildProgram(ctx: CliContext): Command {
     .description('Keeps X Ads product catalogs and audiences in step with your own data.')
     .version(packageVersion(), '-V, --version', "print adsync's version")
     .addOption(new Option('--config <file>', 'settings file (default: the file ADSYNC_CONFIG names, else config/adsync.yaml when present)'))
-    .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS))
+    .addOption(new Option('--log-level <level>', 'log level (default: ADSYNC_LOG_LEVEL, else info (warn for validate))').choices(LOG_LEVELS))
     .showHelpAfterError('(run `adsync --help` for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (t) => ctx.io.stdout(t), writeErr: (t) => ctx.io.stderr(t) })

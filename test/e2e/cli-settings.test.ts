@@ -96,6 +96,7 @@ describe('where the settings come from', () => {
     // --help says so, in that order.
     const help = await ws.cli(['--help']);
     expect(help.stdout.replace(/\s+/g, ' ')).toContain('--config <file> settings file (default: the file ADSYNC_CONFIG names, else config/adsync.yaml when present)');
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain('--log-level <level> log level (default: ADSYNC_LOG_LEVEL, else info (warn for validate)) (choices:');
   });
 
   it('a leading ~ in state, rejects_dir, a job source and ADSYNC_STATE is the home folder (no folder named ~)', async () => {
