@@ -290,7 +290,7 @@ function sourceOverrideProblem(given: string, path: string, format: string | und
   return new ConfigError(
     `--source ${given}: cannot tell its format from the name (${extension === '' ? 'it has no extension' : `".${extension}" is not a known extension`})`,
     {
-      hint: `give the file the extension of its format (.csv, .tsv, .txt, .xml, .rss, .atom, or .gz of them; a symbolic link so named will do), or, if the job's own source has the same format, set source.format: csv, tsv or xml in ${display}`,
+      hint: `give the file the extension of its format (.csv, .tsv, .tab, .txt, .xml, .rss, .atom, or .gz of them; a symbolic link so named will do), or, if the job's own source has the same format, set source.format: csv, tsv or xml in ${display}`,
     },
   );
 }

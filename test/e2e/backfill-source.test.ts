@@ -32,7 +32,7 @@ describe('adsync backfill --source', () => {
     expectNoStackTrace(r);
     expect(r.stderr).not.toContain('is not valid');
     expect(errorLines(r.stderr)).toEqual(['adsync: --source data/big2.dat: cannot tell its format from the name (".dat" is not a known extension)']);
-    expect(r.stderr).toContain('hint: give the file the extension of its format (.csv, .tsv, .txt, .xml, .rss, .atom, or .gz of them;');
+    expect(r.stderr).toContain('hint: give the file the extension of its format (.csv, .tsv, .tab, .txt, .xml, .rss, .atom, or .gz of them;');
     expect(r.stderr).toContain('set source.format: csv, tsv or xml in jobs/daily.yaml');
     expect(ws.emulator.stateSummary().requests.total).toBe(0);
   });
