@@ -21,12 +21,20 @@ function lastRowOf(ids: IdentifierList): number {
 
 export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promise<void> {
   const { summary, counters } = ctx;
-  const { startRow, checkpoint } = await backfillStart(ctx);
+  const { startRow, checkpoint, source } = await backfillStart(ctx, async () => {
+    const opened = await readCsvSource(job.source, EXPORT_HEADER_OPTIONS);
+    try {
+      // Checks the header against the mapping before the backfill counts as started.
+      return { reader: opened, mapper: new AudienceRowMapper(opened.header, job.audience, opened.name) };
+    } catch (error) {
+      await opened.close();
+      throw error;
+    }
+  });
+  const { reader, mapper } = source;
   const state = ctx.store.audience(audienceKey(job));
-  const reader = await readCsvSource(job.source, EXPORT_HEADER_OPTIONS);
   counters.bytesTotal = reader.sizeBytes;
   counters.phase = 'uploading';
-  const mapper = new AudienceRowMapper(reader.header, job.audience, reader.name);
   const watermark = new BackfillWatermark(startRow);
   let lastRowRead = startRow;
   const invalid: CountsByField = {};

@@ -22,8 +22,7 @@ import { feedFieldsOf } from './catalog-feed-scan.js';
 
 export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise<void> {
   const { summary, counters } = ctx;
-  const { startRow, checkpoint } = await backfillStart(ctx);
-  const reader = await readFeedSource(job.source);
+  const { startRow, checkpoint, source: reader } = await backfillStart(ctx, () => readFeedSource(job.source));
   const fields = feedFieldsOf(job, reader.format);
   counters.bytesTotal = reader.sizeBytes;
   counters.phase = 'uploading';

@@ -25,8 +25,21 @@ export function sourceKeyOf(path: string): string {
   return `${path}|${size}|${mtime}`;
 }
 
-/** The first row to send is `startRow + 1`. Saves a checkpoint at the start position. */
-export async function backfillStart(ctx: RunContext): Promise<{ startRow: number; sourceKey: string; checkpoint: (rowsDone: number) => Promise<void> }> {
+export interface BackfillStart<S> {
+  /** The first row to send is `startRow + 1`. */
+  startRow: number;
+  /** What `open` gave. */
+  source: S;
+  checkpoint: (rowsDone: number) => Promise<void>;
+}
+
+/**
+ * Settles where the backfill starts, then opens its source with `open` (which reads and checks
+ * the header) and saves a checkpoint at the start position. A source that cannot be opened
+ * (a header without the mapped columns) leaves no checkpoint behind: nothing was read, and the
+ * fixed file is not an "earlier version" of an unfinished backfill.
+ */
+export async function backfillStart<S>(ctx: RunContext, open: () => Promise<S>): Promise<BackfillStart<S>> {
   const { job, store, options } = ctx;
   const sourceKey = sourceKeyOf(job.source.path);
   let startRow = 0;
@@ -59,6 +72,7 @@ export async function backfillStart(ctx: RunContext): Promise<{ startRow: number
     const c: Checkpoint = { job: job.name, sourceKey, rowsDone, updatedAt: Date.now(), counts: {} };
     await store.checkpoints.save(c);
   };
+  const source = await open();
   await checkpoint(startRow);
-  return { startRow, sourceKey, checkpoint };
+  return { startRow, source, checkpoint };
 }

@@ -177,6 +177,19 @@ describe('adsync backfill', () => {
     expect(summaries(restarted)[0]).toMatchObject({ status: 'success', read: 2, added: 4 });
   });
 
+  it('a file refused at its header leaves no unfinished backfill: the fixed file is uploaded, not refused as a changed one', async () => {
+    ws.write('daily.yaml', JOB);
+    ws.write('fixed.csv', 'Id,E-mail\nX1,x1@example.org\n');
+    const header = await ws.cli(['backfill', 'daily.yaml', '--source', 'fixed.csv']);
+    expect(header.code).toBe(2);
+    expect(header.stderr).toContain('has no column for email -> "Email"');
+    expect(checkpointRows()).toBeUndefined();
+    ws.write('fixed.csv', 'Id,Email\nX1,x1@example.org\n');
+    const fixed = await ws.cli(['backfill', 'daily.yaml', '--source', 'fixed.csv', '--json']);
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(summaries(fixed)[0]).toMatchObject({ status: 'success', read: 1, added: 2 });
+  });
+
   it('refuses to resume with a different file, and --restart starts over', async () => {
     ws.write('daily.yaml', JOB);
     writeHistory();
