@@ -66,6 +66,11 @@ export interface Checkpoint {
   rowsDone: number;
   updatedAt: number;
   counts: Record<string, number>;
+  /**
+   * What the backfill sends and where: the job's target and mapping (JSON). Absent in a
+   * checkpoint saved by an adsync before schema 4.
+   */
+  upload?: string;
 }
 
 export interface Checkpoints {

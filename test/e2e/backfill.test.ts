@@ -177,6 +177,48 @@ describe('adsync backfill', () => {
     expect(summaries(restarted)[0]).toMatchObject({ status: 'success', read: 2, added: 4 });
   });
 
+  it('a job file whose target or mapping changed since the unfinished backfill: refused, naming what changed; put back, it resumes', async () => {
+    ws.write('daily.yaml', JOB);
+    writeHistory();
+    // The first request is acknowledged, the second refused: the rows after the first are left to resume.
+    ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 0, times: 1 });
+    ws.fault({ route: 'POST /12/**/users', kind: 'status', status: 400, times: 1 });
+    expect((await ws.cli(['backfill', 'daily.yaml', '--source', 'history.csv'])).code).toBe(1);
+    ws.emulator.clearFaults();
+    const done = checkpointRows() ?? 0;
+    expect(done).toBeGreaterThan(0);
+    const sent = requests();
+    // Another audience, a column dropped: rows 1-done would never reach them.
+    ws.write('daily.yaml', JOB.replace('custom_audience_id: emu-audience', 'custom_audience_id: other-audience').replace(', partner_user_id: Id', ''));
+    const refused = await ws.cli(['backfill', 'daily.yaml', '--source', 'history.csv', '--json']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.split('\n').filter((l) => l.startsWith('adsync: '))).toEqual([
+      `adsync: job daily failed: job daily has an unfinished backfill of ${join(ws.dir, 'history.csv')} (${done} rows done) sent with other settings than ${join(ws.dir, 'daily.yaml')} now has: ` +
+        'audience.custom_audience_id was "emu-audience", now "other-audience"; audience.identifiers was {"email":"Email","partner_user_id":"Id"}, now {"email":"Email"} ' +
+        `(resuming would leave rows 1-${done} as the earlier settings sent them: put the job file back to finish that backfill, or add --restart to upload the whole file with these settings)`,
+    ]);
+    expect(requests()).toBe(sent);
+    // The same settings written in another order are the same settings.
+    ws.write('daily.yaml', JOB.replace('{ email: Email, partner_user_id: Id }', '{ partner_user_id: Id, email: Email }'));
+    const resumed = await ws.cli(['backfill', 'daily.yaml', '--source', 'history.csv', '--json']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(summaries(resumed)[0]).toMatchObject({ status: 'success', resumed_from_row: done });
+    expect(ws.emulator.state().custom_audiences['emu-audience']?.members).toMatchObject(expectedMembers());
+  });
+
+  it('a job file fixed after its first request was refused (a mistyped audience id): the backfill resumes from row 1 with the fixed settings', async () => {
+    ws.write('daily.yaml', JOB.replace('custom_audience_id: emu-audience', 'custom_audience_id: emu-audiense'));
+    ws.write('small.csv', 'Id,Email\nX1,x1@example.org\n');
+    const missing = await ws.cli(['backfill', 'daily.yaml', '--source', 'small.csv']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('TAILORED_AUDIENCE_NOT_FOUND');
+    expect(checkpointRows()).toBe(0);
+    ws.write('daily.yaml', JOB);
+    const fixed = await ws.cli(['backfill', 'daily.yaml', '--source', 'small.csv', '--json']);
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(summaries(fixed)[0]).toMatchObject({ status: 'success', resumed_from_row: 0, read: 1, added: 2 });
+  });
+
   it('a file refused at its header leaves no unfinished backfill: the fixed file is uploaded, not refused as a changed one', async () => {
     ws.write('daily.yaml', JOB);
     ws.write('fixed.csv', 'Id,E-mail\nX1,x1@example.org\n');

@@ -87,8 +87,21 @@ describe('run history and checkpoints', () => {
     store = openStateStore(join(dir(), 's.sqlite'));
     await store.checkpoints.save({ job: 'j', sourceKey: 'f:1:2', rowsDone: 5000, updatedAt: 9, counts: { added: 4 } });
     expect(await store.checkpoints.get('j')).toEqual({ job: 'j', sourceKey: 'f:1:2', rowsDone: 5000, updatedAt: 9, counts: { added: 4 } });
+    await store.checkpoints.save({ job: 'j', sourceKey: 'f:1:2', rowsDone: 6000, updatedAt: 10, counts: {}, upload: '{"account_id":"a"}' });
+    expect(await store.checkpoints.get('j')).toMatchObject({ rowsDone: 6000, upload: '{"account_id":"a"}' });
     await store.checkpoints.clear('j');
     expect(await store.checkpoints.get('j')).toBeUndefined();
+  });
+
+  it('reads a checkpoint saved before schema 4 without the settings it was sent with', async () => {
+    const path = join(dir(), 's.sqlite');
+    const raw = new Database(path);
+    for (const migration of MIGRATIONS.slice(0, 3)) raw.exec(migration);
+    raw.pragma('user_version = 3');
+    raw.prepare("INSERT INTO checkpoints (job, source_key, rows_done, updated_at, counts) VALUES ('j', 'f|1|2', 700, 9, '{}')").run();
+    raw.close();
+    store = openStateStore(path);
+    expect(await store.checkpoints.get('j')).toEqual({ job: 'j', sourceKey: 'f|1|2', rowsDone: 700, updatedAt: 9, counts: {} });
   });
 });
 

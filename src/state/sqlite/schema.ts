@@ -92,4 +92,10 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE catalogs ADD COLUMN upload_started_at INTEGER;
   `,
+  // 4: upload: what a backfill sends and where (the job's target and mapping, as JSON); a
+  // resume with other settings would skip rows that were sent with the earlier ones. NULL in
+  // a checkpoint saved before: resumed without that check.
+  `
+  ALTER TABLE checkpoints ADD COLUMN upload TEXT;
+  `,
 ];
