@@ -21,7 +21,7 @@ function lastRowOf(ids: IdentifierList): number {
 
 export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promise<void> {
   const { summary, counters } = ctx;
-  const { startRow, checkpoint, source } = await backfillStart(ctx, async () => {
+  const { startRow, checkpoint, finish, source } = await backfillStart(ctx, async () => {
     const opened = await readCsvSource(job.source, EXPORT_HEADER_OPTIONS);
     try {
       // Checks the header against the mapping before the backfill counts as started.
@@ -70,12 +70,6 @@ export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promi
     },
   });
   const complete = !result.stopped && result.failedUsers === 0;
-  if (complete) {
-    watermark.finish(lastRowRead);
-    await ctx.store.checkpoints.clear(job.name);
-    ctx.logger.info({ rows: watermark.rowsDone }, 'backfill complete');
-  } else {
-    await checkpoint(watermark.rowsDone);
-    ctx.notes.push(`stopped with rows 1-${watermark.rowsDone} acknowledged: run the same command again to resume`);
-  }
+  if (complete) watermark.finish(lastRowRead);
+  await finish(complete, watermark.rowsDone, 'rows');
 }

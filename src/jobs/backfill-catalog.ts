@@ -22,7 +22,7 @@ import { feedFieldsOf } from './catalog-feed-scan.js';
 
 export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise<void> {
   const { summary, counters } = ctx;
-  const { startRow, checkpoint, source: reader } = await backfillStart(ctx, () => readFeedSource(job.source));
+  const { startRow, checkpoint, finish, source: reader } = await backfillStart(ctx, () => readFeedSource(job.source));
   const fields = feedFieldsOf(job, reader.format);
   counters.bytesTotal = reader.sizeBytes;
   counters.phase = 'uploading';
@@ -125,14 +125,8 @@ export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise
   if (result.warnings > 0) summary.warnings = result.warnings;
   const complete = !result.stopped && !ctx.stop.aborted && result.failed === 0 && !result.fatal;
   await mark.finish(result);
-  if (complete) {
-    watermark.finish(lastRowRead);
-    await ctx.store.checkpoints.clear(job.name);
-    ctx.logger.info({ rows: watermark.rowsDone }, 'backfill complete');
-  } else {
-    if (result.stopped || ctx.stop.aborted) ctx.interrupted = true;
-    await checkpoint(watermark.rowsDone);
-    ctx.notes.push(`stopped with items 1-${watermark.rowsDone} acknowledged: run the same command again to resume`);
-  }
+  if (complete) watermark.finish(lastRowRead);
+  else if (result.stopped || ctx.stop.aborted) ctx.interrupted = true;
+  await finish(complete, watermark.rowsDone, 'items');
   noteUploadProblems(ctx, result);
 }

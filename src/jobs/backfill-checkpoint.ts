@@ -5,27 +5,40 @@
  * target and mapping, so a job file edited since is not resumed either (the rows below the
  * checkpoint were sent with the earlier settings: another audience, another column).
  */
-import { statSync } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 import { ConfigError } from '../errors.js';
 import { displayUrlText } from '../sources/display-url.js';
 import type { Checkpoint } from '../state/store.js';
 import type { Job } from './job.js';
 import type { RunContext } from './run-context.js';
 
-export function sourceKeyOf(path: string): string {
+/** The local file a backfill reads, as it is now: a URL or a missing file is a ConfigError. */
+function statOf(path: string): Stats {
   if (/^https?:\/\//i.test(path)) {
     throw new ConfigError(`backfill reads a local file, not ${displayUrlText(path)}`, { hint: 'download the file first, then run `adsync backfill <job> --source <file>`' });
   }
-  let size: number;
-  let mtime: number;
   try {
-    const st = statSync(path);
-    size = st.size;
-    mtime = Math.round(st.mtimeMs);
+    return statSync(path);
   } catch {
     throw new ConfigError(`backfill source ${path} does not exist`);
   }
-  return `${path}|${size}|${mtime}`;
+}
+
+const keyOf = (path: string, st: Stats): string => `${path}|${st.size}|${Math.round(st.mtimeMs)}`;
+
+/**
+ * True when the file read from `before` on was written to while it was read: the same file
+ * (device and inode) with another size or modification time. A file replaced by another (a
+ * rename over it, or deleted) was read whole: the open file is the one that was there.
+ */
+function rewrittenSince(path: string, before: Stats): boolean {
+  let now: Stats;
+  try {
+    now = statSync(path);
+  } catch {
+    return false;
+  }
+  return now.dev === before.dev && now.ino === before.ino && keyOf(path, now) !== keyOf(path, before);
 }
 
 /** An object's entries in key order: the same mapping written in another order is the same. */
@@ -71,6 +84,12 @@ export interface BackfillStart<S> {
   /** What `open` gave. */
   source: S;
   checkpoint: (rowsDone: number) => Promise<void>;
+  /**
+   * Ends the backfill. Complete: its checkpoint is cleared, unless the file was written to
+   * while it was read (the run fails: what was read may not be the file). Else a checkpoint
+   * at `rowsDone` and a note to run the same command again. `unit`: what a row is (rows, items).
+   */
+  finish: (complete: boolean, rowsDone: number, unit: string) => Promise<void>;
 }
 
 /**
@@ -81,7 +100,8 @@ export interface BackfillStart<S> {
  */
 export async function backfillStart<S>(ctx: RunContext, open: () => Promise<S>): Promise<BackfillStart<S>> {
   const { job, store, options } = ctx;
-  const sourceKey = sourceKeyOf(job.source.path);
+  const before = statOf(job.source.path);
+  const sourceKey = keyOf(job.source.path, before);
   const settings = uploadSettingsOf(job);
   const upload = JSON.stringify(settings);
   let startRow = 0;
@@ -122,7 +142,22 @@ export async function backfillStart<S>(ctx: RunContext, open: () => Promise<S>):
     const c: Checkpoint = { job: job.name, sourceKey, rowsDone, updatedAt: Date.now(), counts: {}, upload };
     await store.checkpoints.save(c);
   };
+  const finish = async (complete: boolean, rowsDone: number, unit: string): Promise<void> => {
+    if (!complete) {
+      await checkpoint(rowsDone);
+      ctx.notes.push(`stopped with ${unit} 1-${rowsDone} acknowledged: run the same command again to resume`);
+      return;
+    }
+    await store.checkpoints.clear(job.name);
+    if (rewrittenSince(job.source.path, before)) {
+      ctx.fail(
+        `${job.source.path} was written to while the backfill read it (its size or modification time changed): the ${rowsDone} ${unit} read were sent, but they may not be the whole file (one cut short, or still being written). Run the same command once the file is complete: it uploads it from the start`,
+      );
+      return;
+    }
+    ctx.logger.info({ rows: rowsDone }, 'backfill complete');
+  };
   const source = await open();
   await checkpoint(startRow);
-  return { startRow, source, checkpoint };
+  return { startRow, source, checkpoint, finish };
 }

@@ -6,7 +6,7 @@
  * the do-not-reach list.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -230,6 +230,29 @@ describe('adsync backfill', () => {
     const fixed = await ws.cli(['backfill', 'daily.yaml', '--source', 'fixed.csv', '--json']);
     expect(fixed.code, fixed.stderr).toBe(0);
     expect(summaries(fixed)[0]).toMatchObject({ status: 'success', read: 1, added: 2 });
+  });
+
+  it('a file written to while the backfill reads it: exit 1, saying so, and the same command uploads it from the start', async () => {
+    ws.write('daily.yaml', JOB);
+    writeHistory();
+    ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 500, times: 1000 });
+    const child = ws.spawn(['backfill', 'daily.yaml', '--source', 'history.csv', '--json']);
+    const done = collect(child);
+    await waitFor(() => requests() >= 1);
+    // An export still being written (or cut short in place): the same file, another size.
+    appendFileSync(join(ws.dir, 'history.csv'), 'LATE1,late.1@example.org\n');
+    const changed = await done;
+    expect(changed.code, changed.stderr).toBe(1);
+    expect(summaries(changed)[0]).toMatchObject({ status: 'failed', exit_code: 1 });
+    expect(changed.stderr).toContain(`adsync: job daily failed: ${join(ws.dir, 'history.csv')} was written to while the backfill read it (its size or modification time changed)`);
+    expect(changed.stderr).toContain('Run the same command once the file is complete: it uploads it from the start');
+    expect(checkpointRows()).toBeUndefined();
+    ws.emulator.clearFaults();
+    const again = await ws.cli(['backfill', 'daily.yaml', '--source', 'history.csv', '--json']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(summaries(again)[0]).toMatchObject({ status: 'success', read: ROWS + 1 });
+    expect(summaries(again)[0]).not.toHaveProperty('resumed_from_row');
+    expect(ws.emulator.state().custom_audiences['emu-audience']?.members.partner_user_id).toContain('LATE1');
   });
 
   it('refuses to resume with a different file, and --restart starts over', async () => {
