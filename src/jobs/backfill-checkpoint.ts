@@ -145,7 +145,8 @@ export async function backfillStart<S>(ctx: RunContext, open: () => Promise<S>):
   const finish = async (complete: boolean, rowsDone: number, unit: string): Promise<void> => {
     if (!complete) {
       await checkpoint(rowsDone);
-      ctx.notes.push(`stopped with ${unit} 1-${rowsDone} acknowledged: run the same command again to resume`);
+      const done = rowsDone === 0 ? `no ${unit === 'items' ? 'item' : 'row'} acknowledged` : `${unit} 1-${rowsDone} acknowledged`;
+      ctx.notes.push(`stopped with ${done}: run the same command again to resume`);
       return;
     }
     await store.checkpoints.clear(job.name);

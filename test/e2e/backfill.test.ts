@@ -165,7 +165,10 @@ describe('adsync backfill', () => {
     ws.write('daily.yaml', JOB);
     ws.write('grows.csv', 'Id,Email\nX1,x1@example.org\n');
     ws.fault({ route: 'POST /12/**/users', kind: 'status', status: 400, times: 1 });
-    expect((await ws.cli(['backfill', 'daily.yaml', '--source', 'grows.csv'])).code).toBe(1);
+    const failed = await ws.cli(['backfill', 'daily.yaml', '--source', 'grows.csv', '--json']);
+    expect(failed.code).toBe(1);
+    // Said in words, not 'rows 1-0'.
+    expect(summaries(failed)[0]?.notes).toEqual(['stopped with no row acknowledged: run the same command again to resume']);
     expect(checkpointRows()).toBe(0);
     ws.write('grows.csv', 'Id,Email\nX1,x1@example.org\nX2,x2@example.org\n');
     const refused = await ws.cli(['backfill', 'daily.yaml', '--source', 'grows.csv']);
