@@ -1,8 +1,9 @@
 /**
  * Sends products to a catalog: PUTs of at most 25 (never the same id twice in one request:
  * the service ignores every instance), several at a time, and deletes by product_key. Each
- * product gets an outcome: created, updated, unchanged (NO_CHANGE), rejected by the
- * service (ERROR, with its errors), or failed (the request could not be delivered).
+ * product gets an outcome: created, updated, unchanged (NO_CHANGE; created when the PUT was
+ * retried and the product is new to the state), rejected by the service (ERROR, with its
+ * errors), or failed (the request could not be delivered).
  * Acknowledged products are handed to `onAcknowledged` (committed to the state store) as
  * each request completes. A product whose delete the service answers "not found" is already
  * gone from the catalog: it is handed to `onDeleted` and counted apart as deleted outside
@@ -95,7 +96,12 @@ function isFatal(error: AdsyncError): boolean {
   return error instanceof AuthError || error instanceof ForbiddenError || error instanceof NotFoundError || error instanceof StateError || error.retryable;
 }
 
-function outcomeOf(product: ProductToSend, result: ProductResult): ProductOutcome {
+/**
+ * `retried`: the request was sent more than once. A new product (not in the state) answered
+ * NO_CHANGE then was most likely created by an earlier attempt of this request, applied but
+ * unanswered (a timeout, a dropped connection): it counts as created by this run.
+ */
+function outcomeOf(product: ProductToSend, result: ProductResult, retried: boolean): ProductOutcome {
   const warnings = (result.warnings ?? []).map(describeServiceMessage);
   switch (result.status) {
     case 'CREATE_SUCCESS':
@@ -103,7 +109,7 @@ function outcomeOf(product: ProductToSend, result: ProductResult): ProductOutcom
     case 'UPDATE_SUCCESS':
       return { kind: 'updated', product, productKey: result.product_key ?? null, warnings };
     case 'NO_CHANGE':
-      return { kind: 'unchanged', product, productKey: result.product_key ?? null, warnings };
+      return { kind: retried && product.isNew ? 'created' : 'unchanged', product, productKey: result.product_key ?? null, warnings };
     default:
       return { kind: 'rejected', product, errors: (result.errors ?? []).map(serviceMessageParts) };
   }
@@ -142,14 +148,17 @@ export async function upsertProductBatches(
     try {
       // Another request hit a fatal error: this one is not sent (but it has ended).
       if (result.fatal) return;
-      const results = await putProducts(options.client, options.catalogId, productsBody(products), products.length);
+      let retried = false;
+      const results = await putProducts(options.client, options.catalogId, productsBody(products), products.length, () => {
+        retried = true;
+      });
       const outcomes: ProductOutcome[] = [];
       let unanswered = 0;
       products.forEach((p, i) => {
         const r = results[i];
         // Results come in request order; an id that does not match means the order cannot be trusted.
         const matched = r && (r.id === undefined || r.id === null || r.id === p.id) ? r : results.find((x) => x.id === p.id);
-        if (matched) outcomes.push(outcomeOf(p, matched));
+        if (matched) outcomes.push(outcomeOf(p, matched, retried));
         else unanswered += 1;
       });
       await options.onAcknowledged(outcomes, seq);

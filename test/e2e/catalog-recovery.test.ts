@@ -83,7 +83,7 @@ describe('adsync run (catalog): failed requests', () => {
     expect(catalogIds(ws)).toEqual(hundred.slice(0, 60));
   });
 
-  it('a PUT the service applied but answered too late is sent again and answered NO_CHANGE', async () => {
+  it('a PUT the service applied but answered too late is sent again, answered NO_CHANGE, and its new products count as created', async () => {
     const ws = await workspace();
     const fifty = ids(50);
     ws.write('feed.xml', rssFeed(fifty.map((id) => feedItem(id))));
@@ -93,8 +93,16 @@ describe('adsync run (catalog): failed requests', () => {
     expect(result.code, result.stderr).toBe(0);
     const summary = summaryOf(result);
     expect(summary.retries).toBe(1);
-    expect(Number(summary.created) + Number(summary.unchanged)).toBe(50);
+    // The first attempt, applied but unanswered, created the 25 products the retry finds unchanged.
+    expect(counts(summary)).toMatchObject({ status: 'success', created: 50, updated: 0, unchanged: 0 });
     expect(catalogProducts(ws)).toEqual(fifty.map((id) => feedItem(id)));
+
+    // A product the state already lists and the service already holds as sent is NO_CHANGE
+    // after a retry too: that is unchanged, not created.
+    ws.fault({ route: PUT_ROUTE, kind: 'delay', ms: 2500 });
+    const full = await run(ws, '--full');
+    expect(full.code, full.stderr).toBe(0);
+    expect(counts(summaryOf(full))).toMatchObject({ status: 'success', created: 0, updated: 0, unchanged: 50 });
   });
 
   it('a request refused as a whole fails the run; the next run sends its products', async () => {

@@ -83,7 +83,13 @@ function productsPath(catalogId: string): string {
 }
 
 /** Creates or updates at most 25 products; returns one result per product, in order. */
-export async function putProducts(client: AdsApiClient, catalogId: string, products: readonly ProductPayload[] | Buffer, count?: number): Promise<ProductResult[]> {
+export async function putProducts(
+  client: AdsApiClient,
+  catalogId: string,
+  products: readonly ProductPayload[] | Buffer,
+  count?: number,
+  onRetry?: () => void,
+): Promise<ProductResult[]> {
   const n = Buffer.isBuffer(products) ? (count ?? 0) : products.length;
   if (n > MAX_PRODUCTS_PER_PUT) throw new InternalError(`at most ${MAX_PRODUCTS_PER_PUT} products per PUT, got ${n}`);
   const env = await client.call(
@@ -92,6 +98,7 @@ export async function putProducts(client: AdsApiClient, catalogId: string, produ
       path: productsPath(catalogId),
       json: Buffer.isBuffer(products) ? products : { products },
       family: 'catalog_write',
+      onRetry,
     },
     (d) => putResponseSchema.parse(d).products_response,
   );
