@@ -172,6 +172,41 @@ describe('adsync run (catalog): changes made outside adsync', () => {
     expect(summaryOf(again).notes).toBeUndefined();
   });
 
+  it('a product deleted by hand and created again by an upload whose answers were lost: the next run learns its new product_key and deletes it', async () => {
+    const ws = await workspace();
+    ws.write('feed.xml', rssFeed(ids(10).map((id) => feedItem(id))));
+    expect((await run(ws)).code).toBe(0);
+    const oldKey = productKeys(ws).get('P-04');
+    const catalog = ws.emulator.store.catalogs.get('emu-catalog');
+    const p04 = catalog?.getById('P-04');
+    if (p04) catalog?.remove(p04);
+
+    // A new price for P-04: the service creates it again (a new product_key), but every answer
+    // comes after the timeout, so the run fails and the state still has the old key.
+    ws.write(
+      'shop.yaml',
+      ['name: shop', 'account_id: emu-account', 'source: { path: feed.xml }', 'catalog: { product_catalog_id: emu-catalog }', 'request_timeout_ms: 600', 'retry: { retries: 1 }', ''].join('\n'),
+    );
+    ws.write('feed.xml', rssFeed(ids(10).map((id) => (id === 'P-04' ? feedItem(id, { price: '12.00 USD' }) : feedItem(id)))));
+    ws.fault({ route: PUT_ROUTE, kind: 'delay', ms: 1000, times: 2 });
+    const lost = await run(ws);
+    expect(lost.code).toBe(1);
+    const newKey = productKeys(ws).get('P-04');
+    expect(newKey).toBeDefined();
+    expect(newKey).not.toBe(oldKey);
+
+    // The feed drops P-04: the run compares the state with the service and deletes it by its new key.
+    ws.write('shop.yaml', catalogJob({ source: 'feed.xml' }));
+    ws.write('feed.xml', rssFeed(ids(10).filter((id) => id !== 'P-04').map((id) => feedItem(id))));
+    const proxy = await recordingProxy(ws.emulator.url);
+    proxies.push(proxy);
+    const next = await ws.cli(['run', 'shop.yaml', '--json'], { ADSYNC_ADS_URL: proxy.url });
+    expect(next.code, next.stderr).toBe(0);
+    expect(counts(summaryOf(next))).toMatchObject({ status: 'success', deleted: 1 });
+    expect(proxy.deleteKeys()).toEqual([[newKey]]);
+    expect(catalogIds(ws)).toEqual(ids(10).filter((id) => id !== 'P-04'));
+  });
+
   it('--full sends every product again, which restores one deleted in the service while still in the feed', async () => {
     const ws = await workspace();
     ws.write('feed.xml', rssFeed(ids(10).map((id) => feedItem(id))));

@@ -204,8 +204,13 @@ export class SqliteCatalogState implements CatalogState {
     return withServiceList(this.db, 'reconcile', products, (table) =>
       this.db.transaction(() => {
         const forgotten = this.db.prepare(`DELETE FROM catalog_products WHERE catalog = ? AND id NOT IN (SELECT id FROM ${table})`).run(this.catalog).changes;
+        // The service's key wins: a product deleted outside adsync and created again by the
+        // interrupted upload has a new one, and a delete by the old key would not find it.
         this.db
-          .prepare(`UPDATE catalog_products SET product_key = (SELECT product_key FROM ${table} t WHERE t.id = catalog_products.id) WHERE catalog = ? AND product_key IS NULL`)
+          .prepare(
+            `UPDATE catalog_products AS p SET product_key = t.product_key FROM ${table} AS t
+             WHERE p.catalog = ? AND t.id = p.id AND p.product_key IS NOT t.product_key`,
+          )
           .run(this.catalog);
         const added = this.db
           .prepare(
