@@ -59,7 +59,8 @@ export class FeedWarnings {
 
 /**
  * Reads the feed into the scan; writes rejects, counts warnings. Items whose raw fingerprint
- * is saved for a product are not read at all (catalog-feed-scan.ts), unless `full`. A stop
+ * is saved for a product are not read at all (catalog-feed-scan.ts), unless `full` or the run
+ * reconciles an interrupted upload. A stop
  * request aborts the read where it is (a download too) and ends it quietly.
  */
 export async function scanFeed(ctx: RunContext, job: CatalogJob, scan: CatalogScan, skipRows = 0): Promise<void> {
@@ -73,7 +74,11 @@ export async function scanFeed(ctx: RunContext, job: CatalogJob, scan: CatalogSc
 async function readFeedInto(ctx: RunContext, job: CatalogJob, scan: CatalogScan, skipRows: number): Promise<void> {
   const { summary, counters, options } = ctx;
   const catalog = ctx.store.catalog(job.catalog.catalogId);
-  const skipKnown = !options.full && !options.validateOnly && (await catalog.hasFingerprints());
+  // After an interrupted upload, a mirror run reconciles the state with the service after the
+  // read and may forget products the service no longer holds: an item skipped as unchanged
+  // could then not be sent. Such a run reads every item.
+  const reconciles = job.catalog.mode === 'mirror' && !options.dryRun && (await catalog.uploadInterrupted());
+  const skipKnown = !options.full && !options.validateOnly && !reconciles && (await catalog.hasFingerprints());
   const reader = await openCatalogFeed(job, {
     fingerprints: skipKnown ? catalog : undefined,
     itemReader: catalogItemReader(ctx, job),

@@ -149,6 +149,29 @@ describe('adsync run (catalog): stopped by a signal', () => {
   });
 });
 
+/** Deletes a product in the service, as someone in the X Ads interface would. */
+function removeByHand(ws: Workspace, id: string): void {
+  const catalog = ws.emulator.store.catalogs.get('emu-catalog');
+  const product = catalog?.getById(id);
+  if (product) catalog?.remove(product);
+}
+
+/**
+ * A run of the ten-product feed with a new price for `changed`, whose PUT the service applies
+ * but answers after the timeout on every attempt: the run fails and leaves the upload marked.
+ * The job file is then the plain one again.
+ */
+async function runLosingEveryAnswer(ws: Workspace, changed: string): Promise<void> {
+  ws.write(
+    'shop.yaml',
+    ['name: shop', 'account_id: emu-account', 'source: { path: feed.xml }', 'catalog: { product_catalog_id: emu-catalog }', 'request_timeout_ms: 600', 'retry: { retries: 1 }', ''].join('\n'),
+  );
+  ws.write('feed.xml', rssFeed(ids(10).map((id) => (id === changed ? feedItem(id, { price: '12.00 USD' }) : feedItem(id)))));
+  ws.fault({ route: PUT_ROUTE, kind: 'delay', ms: 1000, times: 2 });
+  expect((await run(ws)).code).toBe(1);
+  ws.write('shop.yaml', catalogJob({ source: 'feed.xml' }));
+}
+
 describe('adsync run (catalog): changes made outside adsync', () => {
   it('a product deleted in the service and then dropped from the feed is forgotten, not a failure forever', async () => {
     const ws = await workspace();
@@ -177,26 +200,15 @@ describe('adsync run (catalog): changes made outside adsync', () => {
     ws.write('feed.xml', rssFeed(ids(10).map((id) => feedItem(id))));
     expect((await run(ws)).code).toBe(0);
     const oldKey = productKeys(ws).get('P-04');
-    const catalog = ws.emulator.store.catalogs.get('emu-catalog');
-    const p04 = catalog?.getById('P-04');
-    if (p04) catalog?.remove(p04);
-
-    // A new price for P-04: the service creates it again (a new product_key), but every answer
-    // comes after the timeout, so the run fails and the state still has the old key.
-    ws.write(
-      'shop.yaml',
-      ['name: shop', 'account_id: emu-account', 'source: { path: feed.xml }', 'catalog: { product_catalog_id: emu-catalog }', 'request_timeout_ms: 600', 'retry: { retries: 1 }', ''].join('\n'),
-    );
-    ws.write('feed.xml', rssFeed(ids(10).map((id) => (id === 'P-04' ? feedItem(id, { price: '12.00 USD' }) : feedItem(id)))));
-    ws.fault({ route: PUT_ROUTE, kind: 'delay', ms: 1000, times: 2 });
-    const lost = await run(ws);
-    expect(lost.code).toBe(1);
+    removeByHand(ws, 'P-04');
+    // A new price for P-04: the service creates it again (a new product_key), but the state
+    // still has the old key.
+    await runLosingEveryAnswer(ws, 'P-04');
     const newKey = productKeys(ws).get('P-04');
     expect(newKey).toBeDefined();
     expect(newKey).not.toBe(oldKey);
 
     // The feed drops P-04: the run compares the state with the service and deletes it by its new key.
-    ws.write('shop.yaml', catalogJob({ source: 'feed.xml' }));
     ws.write('feed.xml', rssFeed(ids(10).filter((id) => id !== 'P-04').map((id) => feedItem(id))));
     const proxy = await recordingProxy(ws.emulator.url);
     proxies.push(proxy);
@@ -205,6 +217,23 @@ describe('adsync run (catalog): changes made outside adsync', () => {
     expect(counts(summaryOf(next))).toMatchObject({ status: 'success', deleted: 1 });
     expect(proxy.deleteKeys()).toEqual([[newKey]]);
     expect(catalogIds(ws)).toEqual(ids(10).filter((id) => id !== 'P-04'));
+  });
+
+  it('after an upload whose answers were lost, a product deleted by hand is created again although its item did not change', async () => {
+    const ws = await workspace();
+    const feed = rssFeed(ids(10).map((id) => feedItem(id)));
+    ws.write('feed.xml', feed);
+    expect((await run(ws)).code).toBe(0);
+    removeByHand(ws, 'P-04');
+    await runLosingEveryAnswer(ws, 'P-01');
+
+    // The first feed again, byte for byte: the run compares the state with the service, which
+    // no longer holds P-04, and must then send P-04 (its item's bytes are those it sent once).
+    ws.write('feed.xml', feed);
+    const next = await run(ws);
+    expect(next.code, next.stderr).toBe(0);
+    expect(counts(summaryOf(next))).toMatchObject({ status: 'success', read: 10, created: 1, updated: 1, unchanged: 8, deleted: 0 });
+    expect(catalogProducts(ws)).toEqual(ids(10).map((id) => feedItem(id)));
   });
 
   it('--full sends every product again, which restores one deleted in the service while still in the feed', async () => {
