@@ -36,7 +36,7 @@ export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise
 
   // Marks the catalog while products are sent: a killed backfill makes the next mirror run
   // reconcile the state with the service (run-catalog.ts).
-  const catalog = ctx.store.catalog(job.catalog.catalogId);
+  const catalog = ctx.store.catalog(job.catalog.catalogId, job.name);
 
   async function* requests(): AsyncGenerator<ProductToSend[]> {
     let current = new Map<string, ProductToSend>();

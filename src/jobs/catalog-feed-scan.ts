@@ -8,8 +8,9 @@
  *  - an item whose raw fingerprint is the one saved for a product is that product, unchanged:
  *    it is neither parsed, nor validated, nor hashed. The raw fingerprint is the SHA-256 of
  *    the item's bytes and of everything else that decides what they become: the item's
- *    context in the feed (namespace bindings, depth, encoding, reader limits), the job's field
- *    mapping and adsync's own reading and transform code (RAW_FINGERPRINT_SALT). It is saved
+ *    context in the feed (namespace bindings, depth, encoding, reader limits), the job (its
+ *    name: a product is skipped only by the job whose product it is; see CatalogScan.claim),
+ *    its field mapping and adsync's own reading and transform code (RAW_FINGERPRINT_SALT). It is saved
  *    per product once the service holds what the item gave (or found unchanged), never for a
  *    rejected item, so a rejected item is read on every run;
  *  - every other item is read (CutItemParser) and built (buildProduct), in worker threads when
@@ -117,7 +118,7 @@ function readingCodeFingerprint(): string {
 /** The part of every raw fingerprint of a job that is not the item: see the module comment. */
 export function rawFingerprintSalt(job: CatalogJob): string {
   const mapping = Object.entries(job.catalog.fields).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return createHash('sha256').update(readingCodeFingerprint()).update(JSON.stringify(mapping)).digest('hex');
+  return createHash('sha256').update(readingCodeFingerprint()).update(JSON.stringify([job.name, mapping])).digest('hex');
 }
 
 const keyBytesOf = new WeakMap<object, Buffer>();

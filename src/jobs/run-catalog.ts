@@ -73,7 +73,7 @@ export async function scanFeed(ctx: RunContext, job: CatalogJob, scan: CatalogSc
 
 async function readFeedInto(ctx: RunContext, job: CatalogJob, scan: CatalogScan, skipRows: number): Promise<void> {
   const { summary, counters, options } = ctx;
-  const catalog = ctx.store.catalog(job.catalog.catalogId);
+  const catalog = ctx.store.catalog(job.catalog.catalogId, job.name);
   // After an interrupted upload, a mirror run reconciles the state with the service after the
   // read and may forget products the service no longer holds: an item skipped as unchanged
   // could then not be sent. Such a run reads every item.
@@ -175,7 +175,7 @@ const COMMIT_EVERY_PRODUCTS = 1000;
  * (the service answers NO_CHANGE): the state may lag behind the service, never run ahead.
  */
 export function acknowledge(ctx: RunContext, job: CatalogJob, batched = false): ((outcomes: ProductOutcome[]) => Promise<void>) & { flush(): Promise<void> } {
-  const catalog = ctx.store.catalog(job.catalog.catalogId);
+  const catalog = ctx.store.catalog(job.catalog.catalogId, job.name);
   let pending: CommittedProduct[] = [];
   const flush = async (): Promise<void> => {
     if (pending.length === 0) return;
@@ -208,7 +208,7 @@ export function acknowledge(ctx: RunContext, job: CatalogJob, batched = false): 
 
 export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void> {
   const { summary, counters, options } = ctx;
-  const catalog = ctx.store.catalog(job.catalog.catalogId);
+  const catalog = ctx.store.catalog(job.catalog.catalogId, job.name);
   const mirror = job.catalog.mode === 'mirror';
   const scan = await catalog.scan();
   try {
@@ -262,6 +262,13 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
       return;
     }
 
+    // The feed's products are this job's from now on: another job's mirror run on the catalog
+    // no longer deletes them. Taking them from another job means both feeds hold them.
+    for (const [other, n] of await scan.claim()) {
+      ctx.note(
+        `${n} ${n === 1 ? 'product' : 'products'} of this feed ${n === 1 ? 'was' : 'were'} job ${other}'s (in its feed too, or moved from it to this one): now this job's, so a mirror run of ${other} no longer deletes ${n === 1 ? 'it' : 'them'}`,
+      );
+    }
     counters.phase = 'uploading';
     counters.toSend = counts.creates + counts.updates + (allowDeletes ? counts.deletes : 0);
     const mark = counters.toSend > 0 ? await markUpload(catalog, interrupted) : undefined;
@@ -374,7 +381,7 @@ function deletesAllowed(ctx: RunContext, job: CatalogJob, products: number, dele
 
 /** Creates the job's product sets that do not exist yet (a dry run only says which it would create). */
 async function ensureProductSets(ctx: RunContext, job: CatalogJob, dryRun: boolean): Promise<void> {
-  const catalog = ctx.store.catalog(job.catalog.catalogId);
+  const catalog = ctx.store.catalog(job.catalog.catalogId, job.name);
   for (const spec of job.catalog.productSets) {
     const known = await catalog.productSetId(spec.name);
     if (known !== undefined) {

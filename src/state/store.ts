@@ -211,7 +211,10 @@ export interface CatalogPlanCounts {
   updates: number;
   unchanged: number;
   deletes: number;
-  /** Products in the saved state before this run (or in the service, see CatalogScan.compareWith). */
+  /**
+   * Products in the saved state before this run (or in the service, see CatalogScan.compareWith)
+   * that a mirror run of this job may delete: its own and those of no job.
+   */
   known: number;
 }
 
@@ -261,6 +264,12 @@ export interface CatalogScan {
    * at once, in one pass, at the end of a run.
    */
   saveFingerprints(): Promise<number>;
+  /**
+   * Makes the products of the saved state that this feed holds (valid items) the job's own,
+   * so that a mirror run of another job on the catalog no longer deletes them. Returns how
+   * many were taken from each other job (by name): the same product in two jobs' feeds.
+   */
+  claim(): Promise<Map<string, number>>;
   /** Products to create or update, in feed order. */
   upserts(options: { full: boolean }, batchSize: number): AsyncGenerator<ProductToSend[]>;
   deletes(batchSize: number): AsyncGenerator<ProductToDelete[]>;
@@ -313,7 +322,12 @@ export interface StateStore {
   readonly checkpoints: Checkpoints;
   /** `key` names the audience: "custom_audience:<account>:<id>" or "do_not_reach:<account>:<id>". */
   audience(key: string): AudienceState;
-  catalog(catalogId: string): CatalogState;
+  /**
+   * `job`: the job that reads and writes it. Products it commits are that job's, and a mirror
+   * run deletes only the job's own products and those of no job. null: products of no job,
+   * and every product may be deleted (tests of the state alone).
+   */
+  catalog(catalogId: string, job: string | null): CatalogState;
   integrityCheck(): Promise<string>;
   close(): Promise<void>;
 }

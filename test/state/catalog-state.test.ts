@@ -26,7 +26,7 @@ const p = (id: string, row: number, hash: string) => ({ id, row, contentHash: ha
 describe('catalog state', () => {
   it('keeps the last occurrence of a duplicated id and counts the others as duplicates', async () => {
     const s = open();
-    const scan = await s.catalog('c1').scan();
+    const scan = await s.catalog('c1', null).scan();
     await scan.add([p('a', 1, 'h1'), p('b', 2, 'h2'), p('a', 3, 'h3')]);
     await scan.add([p('b', 4, 'h4')]);
     expect(await scan.duplicates()).toBe(2);
@@ -40,7 +40,7 @@ describe('catalog state', () => {
 
   it('sends only new and changed products, and deletes only what left the feed', async () => {
     const s = open();
-    const cat = s.catalog('c1');
+    const cat = s.catalog('c1', null);
     await cat.commitUpserts(
       [
         { id: 'a', contentHash: 'h1', productKey: 'k-a' },
@@ -62,7 +62,7 @@ describe('catalog state', () => {
 
   it('never deletes an id that is in the feed but was rejected, unless a later valid occurrence replaces it', async () => {
     const s = open();
-    const cat = s.catalog('c1');
+    const cat = s.catalog('c1', null);
     await cat.commitUpserts([{ id: 'a', contentHash: 'h1', productKey: 'k-a' }, { id: 'b', contentHash: 'h2', productKey: 'k-b' }], 1);
     const scan = await cat.scan();
     await scan.add([p('b', 1, 'h2')]);
@@ -74,7 +74,7 @@ describe('catalog state', () => {
 
   it('rebuilds lost state from the service: content unknown, so everything in the feed is sent again', async () => {
     const s = open();
-    const cat = s.catalog('c1');
+    const cat = s.catalog('c1', null);
     async function* pages() {
       yield [{ id: 'a', productKey: 'k-a' }];
       yield [{ id: 'z', productKey: 'k-z' }];
@@ -89,7 +89,7 @@ describe('catalog state', () => {
 
   it('leaves the state untouched when listing the catalog fails half way', async () => {
     const s = open();
-    const cat = s.catalog('c1');
+    const cat = s.catalog('c1', null);
     await cat.commitUpserts([{ id: 'a', contentHash: 'h1', productKey: 'k-a' }], 1);
     async function* failing() {
       yield [{ id: 'x', productKey: 'k-x' }];
@@ -107,7 +107,7 @@ describe('raw fingerprints of catalog items', () => {
 
   it('are saved for products the state holds as the feed gives them, and found by their bytes', async () => {
     const s = open();
-    const cat = s.catalog('c1');
+    const cat = s.catalog('c1', null);
     expect(await cat.hasFingerprints()).toBe(false);
     await cat.commitUpserts([{ id: 'a', contentHash: 'h1', productKey: 'k-a' }, { id: 'b', contentHash: 'h2', productKey: 'k-b' }, { id: 'c', contentHash: 'old', productKey: 'k-c' }], 1);
     const scan = await cat.scan();
@@ -125,7 +125,7 @@ describe('raw fingerprints of catalog items', () => {
       { id: 'a', warnings: ['w1'] },
     ]);
     // Another catalog does not see them.
-    expect(await s.catalog('c2').productsByFingerprint([fp(1)])).toEqual([undefined]);
+    expect(await s.catalog('c2', null).productsByFingerprint([fp(1)])).toEqual([undefined]);
     // More than one statement's worth of lookups.
     const many = Array.from({ length: 150 }, (_, i) => (i === 149 ? fp(4) : fp(100 + (i % 50))));
     const found = await cat.productsByFingerprint(many);
@@ -136,7 +136,7 @@ describe('raw fingerprints of catalog items', () => {
 
   it('are forgotten when a product changes, and skipped items count as unchanged products of the state', async () => {
     const s = open();
-    const cat = s.catalog('c1');
+    const cat = s.catalog('c1', null);
     await cat.commitUpserts([{ id: 'a', contentHash: 'h1', productKey: 'k-a' }, { id: 'b', contentHash: 'h2', productKey: 'k-b' }, { id: 'gone', contentHash: 'hg', productKey: 'k-g' }], 1);
     let scan = await cat.scan();
     await scan.add([withFp('a', 1, 'h1', fp(1)), withFp('b', 2, 'h2', fp(2))]);
@@ -161,7 +161,7 @@ describe('raw fingerprints of catalog items', () => {
 
   it('reconciles with the service after an interrupted upload: adds what it lacks, forgets what is gone, keeps known content', async () => {
     const s = open();
-    const cat = s.catalog('c1');
+    const cat = s.catalog('c1', null);
     await cat.commitUpserts([{ id: 'a', contentHash: 'h1', productKey: 'k-a' }, { id: 'gone', contentHash: 'h2', productKey: 'k-gone' }], 1);
     expect(await cat.uploadInterrupted()).toBe(false);
     await cat.beginUpload();
@@ -185,7 +185,7 @@ describe('raw fingerprints of catalog items', () => {
 
   it('keeps the state and the mark when listing fails during a reconcile', async () => {
     const s = open();
-    const cat = s.catalog('c1');
+    const cat = s.catalog('c1', null);
     await cat.commitUpserts([{ id: 'a', contentHash: 'h1', productKey: 'k-a' }], 1);
     await cat.beginUpload();
     async function* failing() {
@@ -202,7 +202,7 @@ describe('a full temporary folder', () => {
   it("the scan's temporary table that cannot grow fails with where and what to do (TMPDIR), not as an internal error", async () => {
     const db = openDatabase(join(mkdtempSync(join(tmpdir(), 'adsync-state-')), 'state.sqlite'));
     try {
-      const scan = await new SqliteCatalogState(db, 'c1').scan();
+      const scan = await new SqliteCatalogState(db, 'c1', null).scan();
       // SQLite keeps temporary tables in TMPDIR; a limit on their pages is a full folder to it (SQLITE_FULL).
       db.pragma('temp.max_page_count = 16');
       const products = Array.from({ length: 5000 }, (_, i) => p(`product-${i}`, i + 1, `hash-${i}`));

@@ -124,7 +124,7 @@ describe('database', () => {
     raw.prepare("INSERT INTO catalog_products (catalog, id, content_hash, product_key, sent_at) VALUES (1, 'a', 'h1', 'k-a', 5)").run();
     raw.close();
     store = openStateStore(path);
-    const catalog = store.catalog('c1');
+    const catalog = store.catalog('c1', null);
     expect(await catalog.productCount()).toBe(1);
     expect(await catalog.productKeys(['a'])).toEqual(new Map([['a', 'k-a']]));
     expect(await catalog.hasFingerprints()).toBe(false);

@@ -20,6 +20,12 @@ import type {
 import { writeState, type Db } from './database.js';
 import { SpoolFile, temporaryFolderFailure } from '../spool-file.js';
 
+/**
+ * The products a mirror run of the job `$owner` may delete, of the state table aliased p: its
+ * own and those of no job (all of them when $owner is null).
+ */
+const DELETABLE = '(p.job IS NULL OR p.job = $owner OR $owner IS NULL)';
+
 /** Fingerprints looked up per statement. */
 const LOOKUP_BATCH = 64;
 /** Most rows of one commit statement (a PUT holds at most 25 products). */
@@ -88,13 +94,15 @@ export class SqliteCatalogState implements CatalogState {
   constructor(
     private readonly db: Db,
     catalogId: string,
+    /** The job whose products are committed here (null: none). */
+    private readonly owner: string | null,
   ) {
     db.prepare('INSERT OR IGNORE INTO catalogs (catalog_id) VALUES (?)').run(catalogId);
     this.catalog = (db.prepare('SELECT id FROM catalogs WHERE catalog_id = ?').get(catalogId) as { id: number }).id;
   }
 
   scan(): Promise<CatalogScan> {
-    return Promise.resolve(new SqliteCatalogScan(this.db, this.catalog));
+    return Promise.resolve(new SqliteCatalogScan(this.db, this.catalog, this.owner));
   }
 
   productCount(): Promise<number> {
@@ -132,16 +140,17 @@ export class SqliteCatalogState implements CatalogState {
     this.db.transaction(() => {
       for (let from = 0; from < products.length; from += COMMIT_ROWS) {
         const rows = Math.min(COMMIT_ROWS, products.length - from);
-        const params: unknown[] = new Array<unknown>(rows * 5);
+        const params: unknown[] = new Array<unknown>(rows * 6);
         for (let r = 0; r < rows; r++) {
           const p = products[from + r];
           if (p === undefined) continue;
-          const at = r * 5;
+          const at = r * 6;
           params[at] = this.catalog;
           params[at + 1] = p.id;
           params[at + 2] = p.contentHash;
           params[at + 3] = p.productKey;
           params[at + 4] = sentAt;
+          params[at + 5] = this.owner;
         }
         this.commitStatement(rows).run(params);
       }
@@ -168,19 +177,20 @@ export class SqliteCatalogState implements CatalogState {
   }
 
   /**
-   * The upsert of `rows` acknowledged products (an id appears at most once per PUT). The raw
-   * fingerprint is forgotten: it was that of the bytes of the previous content. (Saving the
-   * new one here would cost a random write in its index per product and request.)
+   * The upsert of `rows` acknowledged products (an id appears at most once per PUT), now the
+   * job's own. The raw fingerprint is forgotten: it was that of the bytes of the previous
+   * content. (Saving the new one here would cost a random write in its index per product and
+   * request.)
    */
   private commitStatement(rows: number): Statement {
     let stmt = this.commitStatements.get(rows);
     if (stmt === undefined) {
       stmt = this.db.prepare(
-        `INSERT INTO catalog_products (catalog, id, content_hash, product_key, sent_at)
-         VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?)').join(', ')}
+        `INSERT INTO catalog_products (catalog, id, content_hash, product_key, sent_at, job)
+         VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?)').join(', ')}
          ON CONFLICT (catalog, id) DO UPDATE SET content_hash = excluded.content_hash,
            product_key = COALESCE(excluded.product_key, catalog_products.product_key), sent_at = excluded.sent_at,
-           raw_fp = NULL, feed_warnings = NULL`,
+           raw_fp = NULL, feed_warnings = NULL, job = excluded.job`,
       );
       this.commitStatements.set(rows, stmt);
     }
@@ -284,6 +294,7 @@ class SqliteCatalogScan implements CatalogScan {
   constructor(
     private readonly db: Db,
     private readonly catalog: number,
+    private readonly owner: string | null,
   ) {
     const name = tempTableName('scan');
     this.table = `temp.${name}`;
@@ -354,7 +365,7 @@ class SqliteCatalogScan implements CatalogScan {
     const name = `temp.${tempTableName('known')}`;
     // The layout of catalog_products, so that the plan's queries read either.
     this.db.exec(`CREATE TABLE ${name} (catalog INTEGER NOT NULL, id TEXT NOT NULL, content_hash TEXT, product_key TEXT,
-      sent_at INTEGER, PRIMARY KEY (catalog, id)) WITHOUT ROWID`);
+      sent_at INTEGER, job TEXT, PRIMARY KEY (catalog, id)) WITHOUT ROWID`);
     try {
       const n = await withServiceList(this.db, 'listed', products, (listed) =>
         this.db.prepare(`INSERT INTO ${name} (catalog, id, content_hash, product_key, sent_at) SELECT ?, id, NULL, product_key, NULL FROM ${listed}`).run(this.catalog).changes,
@@ -373,9 +384,13 @@ class SqliteCatalogScan implements CatalogScan {
     // The feed is read: its last payloads go to disk now (a full disk fails the run here, not
     // in the middle of the upload).
     this.payloads.flush();
-    const known = (this.db.prepare(`SELECT COUNT(*) AS n FROM ${this.known} WHERE catalog = ?`).get(this.catalog) as { n: number }).n;
-    // Items skipped as unchanged (same = 1) are products of the saved state by construction:
-    // counted without looking them up, unless the plan is against a copy of the service's list.
+    const owner = { catalog: this.catalog, owner: this.owner };
+    // Products of other jobs are neither deleted nor counted in the share max_delete_ratio limits.
+    const known = (this.db.prepare(`SELECT COUNT(*) AS n FROM ${this.known} p WHERE p.catalog = $catalog AND ${DELETABLE}`).get(owner) as { n: number }).n;
+    // Items skipped as unchanged (same = 1) are products of the saved state by construction,
+    // the job's own (the job is part of their fingerprint, and a product another job takes has
+    // its fingerprint forgotten): counted without looking them up, unless the plan is against a
+    // copy of the service's list.
     const skipped = this.knownIsTemporary ? 0 : (this.db.prepare(`SELECT COUNT(*) AS n FROM ${this.table} WHERE same = 1`).get() as { n: number }).n;
     const read = skipped === 0 ? '' : 'AND s.same = 0';
     const row = this.db
@@ -391,7 +406,9 @@ class SqliteCatalogScan implements CatalogScan {
     if (options.mirror) {
       // Known products not in the feed: all known ones, less those the feed has (read or skipped).
       const inFeed = (
-        this.db.prepare(`SELECT COUNT(*) AS n FROM ${this.table} s JOIN ${this.known} p ON p.catalog = ? AND p.id = s.id WHERE 1 ${read}`).get(this.catalog) as { n: number }
+        this.db.prepare(`SELECT COUNT(*) AS n FROM ${this.table} s JOIN ${this.known} p ON p.catalog = $catalog AND p.id = s.id WHERE ${DELETABLE} ${read}`).get(owner) as {
+          n: number;
+        }
       ).n;
       deletes = known - inFeed - skipped;
     }
@@ -413,6 +430,23 @@ class SqliteCatalogScan implements CatalogScan {
       )
       .run(this.catalog).changes;
     return Promise.resolve(changes);
+  }
+
+  claim(): Promise<Map<string, number>> {
+    const taken = new Map<string, number>();
+    if (this.knownIsTemporary || this.owner === null) return Promise.resolve(taken);
+    const params = { catalog: this.catalog, owner: this.owner };
+    // Items skipped as unchanged (same = 1) are the job's own already (see counts).
+    const inFeed = `p.catalog = $catalog AND p.id = s.id AND s.valid = 1 AND s.same = 0 AND p.job IS NOT $owner`;
+    const others = this.db.prepare(
+      `SELECT p.job AS job, COUNT(*) AS n FROM main.catalog_products AS p JOIN ${this.table} AS s ON ${inFeed} WHERE p.job IS NOT NULL GROUP BY p.job`,
+    );
+    for (const row of others.all(params) as { job: string; n: number }[]) taken.set(row.job, row.n);
+    // A fingerprint saved by another job's run was made with that job in it: forgotten.
+    return writeState(this.db, () => {
+      this.db.prepare(`UPDATE main.catalog_products AS p SET job = $owner, raw_fp = NULL, feed_warnings = NULL FROM ${this.table} AS s WHERE ${inFeed}`).run(params);
+      return taken;
+    });
   }
 
   async *upserts(options: { full: boolean }, batchSize: number): AsyncGenerator<ProductToSend[]> {
@@ -461,12 +495,12 @@ class SqliteCatalogScan implements CatalogScan {
   async *deletes(batchSize: number): AsyncGenerator<ProductToDelete[]> {
     const stmt = this.db.prepare(
       `SELECT p.id, p.product_key FROM ${this.known} p
-       WHERE p.catalog = $catalog AND p.id > $after AND NOT EXISTS (SELECT 1 FROM ${this.table} s WHERE s.id = p.id)
+       WHERE p.catalog = $catalog AND p.id > $after AND ${DELETABLE} AND NOT EXISTS (SELECT 1 FROM ${this.table} s WHERE s.id = p.id)
        ORDER BY p.id LIMIT $limit`,
     );
     let after = '';
     for (;;) {
-      const rows = stmt.all({ catalog: this.catalog, after, limit: batchSize }) as { id: string; product_key: string | null }[];
+      const rows = stmt.all({ catalog: this.catalog, owner: this.owner, after, limit: batchSize }) as { id: string; product_key: string | null }[];
       if (rows.length === 0) return;
       after = rows[rows.length - 1]?.id ?? after;
       yield rows.map((r) => ({ id: r.id, productKey: r.product_key ?? '' }));

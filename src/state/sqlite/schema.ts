@@ -98,4 +98,11 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE checkpoints ADD COLUMN upload TEXT;
   `,
+  // 5: job: the job whose feed the product is in (the last to send it or find it unchanged
+  // in its feed). A mirror run deletes only its own products and those of no job (sent before
+  // this column, or learned from the service): jobs that share a catalog (one per user on X)
+  // do not delete each other's products.
+  `
+  ALTER TABLE catalog_products ADD COLUMN job TEXT;
+  `,
 ];

@@ -34,8 +34,8 @@ export class SqliteStateStore implements StateStore {
     return new SqliteAudienceState(this.db, key, this.audienceCommits);
   }
 
-  catalog(catalogId: string): CatalogState {
-    return new SqliteCatalogState(this.db, catalogId);
+  catalog(catalogId: string, job: string | null): CatalogState {
+    return new SqliteCatalogState(this.db, catalogId, job);
   }
 
   integrityCheck(): Promise<string> {
