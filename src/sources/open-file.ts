@@ -1,10 +1,13 @@
 /**
  * A local file opened for streaming: checked up front (exists, is a file, can be read), its
- * first bytes looked at for the gzip magic, then read in 64 KB chunks.
+ * first bytes looked at for the gzip magic, then read in 64 KB chunks. A regular file that
+ * changes while it is read (grows, shrinks, is rewritten in place) ends the stream with a
+ * SourceError (file-version.ts) instead of ending it as if the bytes read were all of it.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import { SourceError } from '../errors.js';
+import { changedWhileRead, fileVersionOf, type FileVersion } from './file-version.js';
 import { startsWithGzipMagic } from './gzip.js';
 import { readFailure } from './read-error.js';
 
@@ -20,6 +23,24 @@ export interface RawInput {
 
 const READ_CHUNK_BYTES = 64 * 1024;
 
+/**
+ * Passes the chunks on; at the end, checks on the open file that it is still the version
+ * opened, all of it read. One stat per read, nothing per chunk beyond passing it on.
+ */
+function unchangedUntilEnd(handle: FileHandle, path: string, opened: FileVersion, bytesRead: () => number): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      callback(null, chunk);
+    },
+    flush(callback) {
+      handle.stat().then(
+        (now) => callback(changedWhileRead(path, opened, fileVersionOf(now), bytesRead())),
+        (error: unknown) => callback(readFailure(error, path)),
+      );
+    },
+  });
+}
+
 export async function openFile(path: string): Promise<RawInput> {
   let handle: FileHandle;
   try {
@@ -32,11 +53,16 @@ export async function openFile(path: string): Promise<RawInput> {
     if (stats.isDirectory()) throw new SourceError(`${path} is a directory, not a file`, { hint: 'source.path must name a file' });
     const head = Buffer.alloc(2);
     const { bytesRead: headBytes } = await handle.read(head, 0, 2, 0);
-    const stream = handle.createReadStream({ start: 0, highWaterMark: READ_CHUNK_BYTES, autoClose: true });
+    const file = handle.createReadStream({ start: 0, highWaterMark: READ_CHUNK_BYTES, autoClose: !stats.isFile() });
+    const opened = handle;
+    // A regular file is closed once the check at its end is done (or the read stopped).
+    const stream = stats.isFile()
+      ? pipeline(file, unchangedUntilEnd(opened, path, fileVersionOf(stats), () => file.bytesRead), () => void opened.close().catch(() => undefined))
+      : file;
     return {
       stream,
       sizeBytes: stats.isFile() ? stats.size : undefined,
-      bytesRead: () => stream.bytesRead,
+      bytesRead: () => file.bytesRead,
       gzipMagic: headBytes === 2 && startsWithGzipMagic(head),
     };
   } catch (error) {

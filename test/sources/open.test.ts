@@ -1,4 +1,4 @@
-import { copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { appendFile, copyFile, mkdir, readFile, rename, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -168,6 +168,76 @@ describe('openSource on local files', () => {
       });
       expect(error).toBeInstanceOf(SourceError);
       expect(error.message).toMatch(/^reading .*big\.csv was aborted after line \d+$/);
+    });
+  });
+});
+
+describe('a file that changes while it is read', () => {
+  const rowsOf = (from: number, to: number): string => Array.from({ length: to - from + 1 }, (_, i) => `user${from + i}@example.com,${from + i}\n`).join('');
+
+  it('ends with a SourceError when the file grows while it is read (an export still being written)', async () => {
+    await withTempDir(async (dir) => {
+      const path = join(dir, 'growing.csv');
+      await writeFile(path, `email,n\n${rowsOf(1, 20_000)}`);
+      const reader = readCsv(await openSource({ path }));
+      let rows = 0;
+      const error = await errorOf(async () => {
+        for await (const batch of reader) {
+          if (rows === 0) await appendFile(path, rowsOf(20_001, 20_100));
+          rows += batch.rows.length;
+        }
+      });
+      expect(error).toBeInstanceOf(SourceError);
+      expect(error.message).toMatch(new RegExp(`^${path} changed while adsync was reading it \\(it had \\d+ bytes when opened; \\d+ were read and it has \\d+ now\\)$`));
+      expect((error as SourceError).hint).toMatch(/still being written/);
+    });
+  });
+
+  it('ends with a SourceError when the file is written in place, its size unchanged, while it is read', async () => {
+    await withTempDir(async (dir) => {
+      const path = join(dir, 'rewritten.csv');
+      const content = `email,n\n${rowsOf(1, 20_000)}`;
+      await writeFile(path, content);
+      // Written long ago: the write below changes the modification time whatever its granularity.
+      await utimes(path, new Date('2020-01-01'), new Date('2020-01-01'));
+      const reader = readCsv(await openSource({ path }));
+      const error = await errorOf(async () => {
+        let first = true;
+        for await (const _batch of reader) {
+          // Its first bytes overwritten in place (no truncation: only the modification time tells).
+          if (first) await writeFile(path, 'x@example.com,1\n', { flag: 'r+' });
+          first = false;
+        }
+      });
+      expect(error).toBeInstanceOf(SourceError);
+      expect(error.message).toBe(`${path} changed while adsync was reading it (its modification time changed)`);
+    });
+  });
+
+  it('reads a file that is replaced by a rename while it is read as the file it opened', async () => {
+    await withTempDir(async (dir) => {
+      const path = join(dir, 'export.csv');
+      await writeFile(path, `email,n\n${rowsOf(1, 20_000)}`);
+      const next = join(dir, 'export.csv.tmp');
+      await writeFile(next, `email,n\n${rowsOf(1, 10)}`);
+      const reader = readCsv(await openSource({ path }));
+      let rows = 0;
+      let first = true;
+      for await (const batch of reader) {
+        if (first) await rename(next, path);
+        first = false;
+        rows += batch.rows.length;
+      }
+      expect(rows).toBe(20_000);
+    });
+  });
+
+  it('reads a file whose modification time is in the past as usual', async () => {
+    await withTempDir(async (dir) => {
+      const path = join(dir, 'old.csv');
+      await writeFile(path, `email,n\n${rowsOf(1, 100)}`);
+      await utimes(path, new Date('2020-01-01'), new Date('2020-01-01'));
+      expect((await readOpened(await openSource({ path }))).rows).toHaveLength(100);
     });
   });
 });
