@@ -6,7 +6,8 @@ import type { AudienceColumnsSpec, MappedBatch } from '../transform/audience-rec
 
 export interface ExportPartTask {
   name: string;
-  path: string;
+  /** The export, opened by the main thread (left open for it to close): every part reads the same file. */
+  fd: number;
   /** Byte range [start, end) of the file. */
   start: number;
   end: number;
@@ -41,5 +42,5 @@ export function partFailureOf(error: unknown): PartFailure {
 
 export type FromPartWorker =
   | ({ type: 'batch'; ids: TransferableIdentifierList; /** Bytes of the part read so far (progress). */ bytesRead: number } & Omit<MappedBatch, 'ids'>)
-  | { type: 'done'; lastRow: number }
+  | { type: 'done'; lastRow: number; /** Bytes of the part read: its whole range, unless the file shrank. */ bytesRead: number }
   | ({ type: 'error' } & PartFailure);

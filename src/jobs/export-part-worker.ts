@@ -1,8 +1,9 @@
 /**
- * Worker thread: reads one part of a CRM export (a byte range of the file, the header record
- * prepended for parts after the first), normalizes and hashes its identifiers, and posts
- * them to the main thread in batches, a few at a time (the main thread grants credits as it
- * stores them), so the queue between the threads stays short and memory flat.
+ * Worker thread: reads one part of a CRM export (a byte range of the file the main thread
+ * opened, the header record prepended for parts after the first), normalizes and hashes its
+ * identifiers, and posts them to the main thread in batches, a few at a time (the main thread
+ * grants credits as it stores them), so the queue between the threads stays short and memory
+ * flat.
  */
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
@@ -56,7 +57,7 @@ let partBytesRead = 0;
 
 async function* partBytes(): AsyncGenerator<Buffer> {
   if (task.headerBytes) yield Buffer.from(task.headerBytes);
-  for await (const chunk of createReadStream(task.path, { start: task.start, end: task.end - 1, highWaterMark: PART_READ_BYTES })) {
+  for await (const chunk of createReadStream('', { fd: task.fd, autoClose: false, start: task.start, end: task.end - 1, highWaterMark: PART_READ_BYTES })) {
     partBytesRead += (chunk as Buffer).length;
     yield chunk as Buffer;
   }
@@ -88,7 +89,7 @@ async function run(): Promise<void> {
     const message: FromPartWorker = { ...mapped, type: 'batch', ids: arrays ?? ids.toTransferable(), bytesRead: partBytesRead };
     port?.postMessage(message, arrays ? transferList(arrays) : []);
   }
-  post({ type: 'done', lastRow });
+  post({ type: 'done', lastRow, bytesRead: partBytesRead });
 }
 
 run().catch((error: unknown) => {

@@ -15,13 +15,20 @@
  * Falls back (returns false, having undone everything) when the file cannot be cut, or when a
  * part reports a problem with the source: the sequential read then gives the one authoritative
  * answer, with the right line numbers.
+ *
+ * The file is opened once, before it is cut, and every part reads that open file: a new export
+ * renamed over the path meanwhile (as an exporter should write it) is not read from where the
+ * old one was cut, which mixed the two and lost the rows between. A file written in place while
+ * it is read (its size or modification time changed, or a part read less than its range) is a
+ * problem with the source: read sequentially, where it fails if it is still being written.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, openSync } from 'node:fs';
 import { ConfigError, InternalError } from '../errors.js';
 import { workerModuleUrl } from '../worker-module.js';
 import { splitCsvFile } from '../sources/csv-split.js';
+import { changedWhileRead, fileVersionOf } from '../sources/file-version.js';
 import { readCsv } from '../sources/csv.js';
 import { formatOfPath } from '../sources/index.js';
 import { IdentifierList, addCountsByField, transferList, type CountsByField } from '../state/identifier-list.js';
@@ -180,11 +187,33 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
   if (threads < 2 || !isLocalFile(job.source.path)) return false;
   const format = job.source.format ?? formatOfPath(job.source.path);
   if (format !== 'csv' && format !== 'tsv') return false;
-  let split;
+  let fd: number;
   try {
+    fd = openSync(job.source.path, 'r');
+  } catch {
+    return false; // unreadable here: the sequential read reports why
+  }
+  try {
+    return await readOpenExportInParallel(ctx, job, scan, { fd, threads, format });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** readExportInParallel once the export is open (`fd`, closed by the caller once every part is done). */
+async function readOpenExportInParallel(
+  ctx: RunContext,
+  job: AudienceJob,
+  scan: AudienceScan,
+  { fd, threads, format }: { fd: number; threads: number; format: 'csv' | 'tsv' },
+): Promise<ExportReadResult | false> {
+  let split;
+  let opened;
+  try {
+    opened = fileVersionOf(fstatSync(fd));
     const mainShare = MAIN_THREAD_SHARE / (MAIN_THREAD_SHARE + (threads - 1));
     const shares = [mainShare, ...Array.from({ length: threads - 2 }, () => (1 - mainShare) / (threads - 1))];
-    split = splitCsvFile(job.source.path, { parts: threads, shares, delimiter: job.source.delimiter, preferTab: format === 'tsv', minBytes: PARALLEL_MIN_BYTES });
+    split = splitCsvFile(job.source.path, { parts: threads, shares, delimiter: job.source.delimiter, preferTab: format === 'tsv', minBytes: PARALLEL_MIN_BYTES, fd });
   } catch {
     return false; // unreadable here: the sequential read reports why
   }
@@ -202,7 +231,7 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
   const parts: PartState[] = split.parts.map((part, k) => {
     const task: ExportPartTask = {
       name: job.source.path,
-      path: job.source.path,
+      fd,
       start: part.start,
       end: part.end,
       headerBytes: k === 0 ? undefined : split.headerBytes,
@@ -269,11 +298,14 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
     part.held.hold(batch.rejects, batch.unreadable);
   };
 
-  const finishPart = (k: number, lastRow: number): void => {
+  /** Bytes of each part read by the end of it: its whole range, unless the file shrank meanwhile. */
+  const partBytesAtEnd = parts.map(() => 0);
+  const finishPart = (k: number, lastRow: number, bytesRead: number): void => {
     const part = parts[k];
     if (!part) return;
     part.done = true;
     part.lastRow = lastRow;
+    partBytesAtEnd[k] = bytesRead;
     releaseHeld();
   };
 
@@ -281,7 +313,7 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
   const readOwnPart = async (): Promise<void> => {
     const first = split.parts[0];
     if (!first) return;
-    const stream = createReadStream(job.source.path, { start: 0, end: first.end - 1, highWaterMark: OWN_PART_READ_BYTES });
+    const stream = createReadStream('', { fd, autoClose: false, start: 0, end: first.end - 1, highWaterMark: OWN_PART_READ_BYTES });
     const reader = readCsv({ name: job.source.path, stream, format }, { ...EXPORT_HEADER_OPTIONS, delimiter: split.delimiter, encoding: job.source.encoding });
     const mapper = new AudienceRowMapper(await reader.header(), job.audience, job.source.path);
     let lastRow = 0;
@@ -298,7 +330,7 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
       for (const r of batch.rejects) lastRow = Math.max(lastRow, r.row);
       await store(0, mapped, stream.bytesRead);
     }
-    finishPart(0, lastRow);
+    finishPart(0, lastRow, stream.bytesRead);
   };
 
   // Worker messages are handled one at a time, in arrival order: storing a batch is async.
@@ -332,7 +364,7 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
               worker.postMessage({ type: 'return', ids: message.ids } satisfies ToPartWorker, transferList(message.ids));
               worker.postMessage({ type: 'credit', credits: 1 } satisfies ToPartWorker);
             } else if (message.type === 'done') {
-              finishPart(k, message.lastRow);
+              finishPart(k, message.lastRow, message.bytesRead);
               settle();
             } else {
               failure ??= { kind: message.kind, message: message.message, hint: message.hint };
@@ -368,6 +400,12 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
     return false;
   }
   if (parts.some((p) => !p.done)) throw new InternalError(`reading ${job.source.path} in parallel stopped before the end of a part`);
+  const changed = changedWhileRead(job.source.path, opened, fileVersionOf(fstatSync(fd)), partBytesAtEnd.reduce((a, b) => a + b, 0));
+  if (changed) {
+    for (const p of parts) p.held.discard();
+    ctx.logger.info({ reason: changed.message }, 'reading the export again on one thread');
+    return false;
+  }
   releaseHeld();
   return { occurrences, validIdentifiers, invalid, displayRow };
 }

@@ -11,7 +11,7 @@
  * also checks that its part ends cleanly at the cut (no quote left open); the caller reads
  * sequentially when it does not.
  */
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { detectDelimiter } from './csv-delimiter.js';
 
 const QUOTE = 0x22;
@@ -88,14 +88,16 @@ export interface SplitOptions {
   preferTab: boolean;
   /** Smallest file worth splitting. */
   minBytes: number;
+  /** The file already open (left open): the parts are then read from it, whatever the path names by then. */
+  fd?: number | undefined;
 }
 
 /** Cuts a local uncompressed CSV file into parts; undefined when it should be read as one. */
 export function splitCsvFile(path: string, options: SplitOptions): CsvSplit | undefined {
-  const size = statSync(path).size;
-  if (options.parts < 2 || size < options.minBytes) return undefined;
-  const fd = openSync(path, 'r');
+  const fd = options.fd ?? openSync(path, 'r');
   try {
+    const size = fstatSync(fd).size;
+    if (options.parts < 2 || size < options.minBytes) return undefined;
     const block = Buffer.allocUnsafe(BLOCK);
     const firstRead = readSync(fd, block, 0, BLOCK, 0);
     const head = block.subarray(0, firstRead);
@@ -148,6 +150,6 @@ export function splitCsvFile(path: string, options: SplitOptions): CsvSplit | un
     parts.push({ start, end: size, linesBefore });
     return parts.length < 2 ? undefined : { headerBytes, delimiter, parts };
   } finally {
-    closeSync(fd);
+    if (options.fd === undefined) closeSync(fd);
   }
 }

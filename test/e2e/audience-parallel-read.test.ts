@@ -5,11 +5,13 @@
  * first was read), with quoted multi-line fields around the cut; and the same counts of valid
  * and invalid values per identifier type, which the guards of a mirror run judge.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, renameSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashIdentifier, type IdentifierType } from '../../src/hash/index.js';
 import { PARALLEL_MIN_BYTES } from '../../src/jobs/parallel-export-read.js';
-import { createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+import type { CliResult } from '../helpers/cli.js';
+import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
 
 let one: Workspace;
 let two: Workspace;
@@ -89,6 +91,21 @@ afterAll(async () => {
   await two?.close();
 });
 
+/** A dry run of crm.yaml on two threads; `meanwhile` is called once the run has cut the export and started its parts. */
+async function dryRunChangingTheExport(meanwhile: () => void): Promise<CliResult> {
+  const child = two.spawn(['run', 'crm.yaml', '--dry-run', '--json', '--log-level', 'info']);
+  let called = false;
+  child.stderr?.on('data', (data: Buffer) => {
+    if (!called && data.toString().includes('reading the export in 2 parts')) {
+      called = true;
+      meanwhile();
+    }
+  });
+  const result = await collect(child);
+  expect(called, result.stderr).toBe(true);
+  return result;
+}
+
 describe('reading a large export on two threads', () => {
   it('gives exactly the membership, summary and rejects file of a one-thread read', { timeout: 180_000 }, async () => {
     const a = await one.cli(['run', 'crm.yaml', '--json', '--log-level', 'info']);
@@ -132,6 +149,44 @@ describe('reading a large export on two threads', () => {
           'the export is not trusted and nothing was removed. Fix those columns of the export (the rejects file lists the invalid values) and run again; ' +
           `if such values are expected, raise max_reject_ratio in ${ws.dir}/strict.yaml`,
       });
+    }
+  });
+
+  it('reads the file it opened to its end when a new export is renamed over it during the read: never a mix of the two', { timeout: 180_000 }, async () => {
+    const pick = (s: Record<string, unknown> | undefined) => ({ ...s, run_id: undefined, duration_ms: undefined, rejects_file: undefined });
+    const before = await two.cli(['run', 'crm.yaml', '--dry-run', '--json', '--log-level', 'info']);
+    expect(before.stderr).toContain('reading the export in 2 parts, one thread each');
+    // The exporter writes its next export (the same without its first 60,000 rows) to a
+    // temporary name and renames it, as the README asks, once the run has started reading:
+    // parts opened after that would read the new file from where the old one was cut.
+    const path = join(two.dir, 'exports', 'crm.csv');
+    const next = csv.slice(0, csv.indexOf('\n') + 1) + csv.slice(csv.indexOf('\nP60001,') + 1);
+    writeFileSync(`${path}.tmp`, next);
+    try {
+      const during = await dryRunChangingTheExport(() => renameSync(`${path}.tmp`, path));
+      expect(during.stderr).not.toContain('reading the export again on one thread');
+      expect(pick(summaries(during)[0])).toEqual(pick(summaries(before)[0]));
+    } finally {
+      writeFileSync(path, csv);
+    }
+  });
+
+  it('reads the export again on one thread when it is written in place during the read', { timeout: 180_000 }, async () => {
+    const path = join(two.dir, 'exports', 'crm.csv');
+    // Written long ago: the write below changes the modification time whatever its granularity.
+    utimesSync(path, new Date('2020-01-01'), new Date('2020-01-01'));
+    const at = Buffer.byteLength(csv.slice(0, csv.indexOf(' User.1@')));
+    try {
+      const during = await dryRunChangingTheExport(() => {
+        // The first row's email changed in place, the size kept: the parts cannot tell.
+        const fd = openSync(path, 'r+');
+        writeSync(fd, ' Xser.1@', at);
+        closeSync(fd);
+      });
+      expect(during.stderr).toMatch(/"reason":"[^"]*crm\.csv changed while adsync was reading it \(its modification time changed\)".*"msg":"reading the export again on one thread"/);
+      expect(summaries(during)[0]).toMatchObject({ read: ROWS, removed: 0 });
+    } finally {
+      writeFileSync(path, csv);
     }
   });
 });
