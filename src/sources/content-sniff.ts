@@ -9,7 +9,14 @@
  */
 export const SNIFF_BYTES = 512;
 
-export type ContentKind = 'text' | 'utf16' | 'gzip' | 'zip' | 'ole' | 'binary';
+export type ContentKind = 'text' | 'utf16' | 'gzip' | 'zip' | 'ole' | 'binary' | 'html';
+
+/**
+ * An HTML document's first tag, after a UTF-8 BOM and white space: what a feed URL serves
+ * instead of the feed when a session expired or a proxy failed (with status 200), or what a
+ * browser saved. Read as CSV, it made a header '<!DOCTYPE html>' and a job file error.
+ */
+const HTML_START = /^(?:\ufeff)?\s*<(?:!doctype\s+html|html)[\s>]/i;
 
 export function sniffContent(head: Buffer): ContentKind {
   const b0 = head[0];
@@ -20,6 +27,7 @@ export function sniffContent(head: Buffer): ContentKind {
   if (b0 === 0xd0 && b1 === 0xcf && head[2] === 0x11 && head[3] === 0xe0) return 'ole';
   const nul = head.indexOf(0);
   if (nul !== -1 && nul < SNIFF_BYTES) return 'binary';
+  if (HTML_START.test(head.toString('utf8', 0, SNIFF_BYTES))) return 'html';
   return 'text';
 }
 
@@ -38,5 +46,7 @@ export function describeNonText(kind: ContentKind): string | undefined {
       return 'is an Excel .xls workbook; export the sheet as CSV';
     case 'binary':
       return 'is not a text file (it contains NUL bytes near the start)';
+    case 'html':
+      return 'is an HTML page, not a CSV, TSV or XML file (a login or error page instead of the export?)';
   }
 }

@@ -5,6 +5,8 @@ import { readCsv } from '../../src/sources/csv.js';
 import type { CsvRow, RowReject } from '../../src/sources/types.js';
 import { errorOf, fixturePath, readAllCsv, sourceOf, streamOf } from './helpers.js';
 
+const HTML_PAGE = 'is an HTML page, not a CSV, TSV or XML file (a login or error page instead of the export?)';
+
 const HEADER = ['Email', 'Phone', 'Name', 'Notes', 'Customer ID'];
 
 /** The rows of every crm-messy variant; `eol` is the line break inside quoted values. */
@@ -207,10 +209,19 @@ describe('readCsv edge cases', () => {
     ['UTF-16 text', Buffer.from('\ufeffa,b\n', 'utf16le'), 'is UTF-16 text; save it as UTF-8 (in Excel: "CSV UTF-8")'],
     ['gzip data', Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x00]), 'is gzip-compressed; give it a .gz extension or open it with openSource()'],
     ['binary data', Buffer.from([0x41, 0x2c, 0x42, 0x0a, 0x00, 0x01, 0x02, 0xff, 0x0a]), 'is not a text file (it contains NUL bytes near the start)'],
+    ['an HTML page (a login or error page saved, or served, instead of the export)', '\ufeff\r\n  <!DOCTYPE html>\n<html><body>Session expired</body></html>\n', HTML_PAGE],
+    ['an HTML page without a DOCTYPE', '<HTML lang="en"><head><title>502 Bad Gateway</title></head></HTML>', HTML_PAGE],
   ])('refuses %s with a SourceError that says what it is', async (_what, bytes, problem) => {
     const error = await errorOf(() => readAllCsv(readCsv(sourceOf(bytes, 'in.csv'))));
     expect(error).toBeInstanceOf(SourceError);
     expect(error.message).toBe(`in.csv ${problem}`);
+  });
+});
+
+describe('readCsv of text that merely looks like HTML', () => {
+  it('reads a header that starts with "<" as a header', async () => {
+    const result = await readAllCsv(readCsv(sourceOf('<email>,html\na@x.io,1\n', 'in.csv')));
+    expect(result.header).toEqual(['<email>', 'html']);
   });
 });
 

@@ -55,6 +55,10 @@ function route(request: IncomingMessage, response: ServerResponse): void {
     case '/feeds/unknown':
       response.writeHead(200, { 'content-type': 'application/octet-stream' }).end(csv);
       return;
+    case '/session-expired.csv':
+      // A sign-in page with status 200, as a feed host serves it once a session has expired.
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>Sign in</body></html>\n');
+      return;
     case '/private.csv':
       response.writeHead(403, 'Forbidden').end('no');
       return;
@@ -158,6 +162,12 @@ describe('openSource on http:// URLs (a local server)', () => {
     expect(error.message).toBe(`http://***:***@127.0.0.1:${new URL(base).port}/private.csv?token=***&x=*** answered HTTP 403 Forbidden`);
     expect(error.message).not.toContain('s3cr3t');
     expect(error.message).not.toContain('hunter2');
+  });
+
+  it('refuses an HTML page answered with 200 (a sign-in or error page) with a SourceError naming the URL, not a header "<!DOCTYPE html>"', async () => {
+    const error = await errorOf(async () => readAllCsv(readCsv(await openSource({ path: `${base}/session-expired.csv?key=secret` }))));
+    expect(error).toBeInstanceOf(SourceError);
+    expect(error.message).toBe(`${base}/session-expired.csv?key=*** is an HTML page, not a CSV, TSV or XML file (a login or error page instead of the export?)`);
   });
 
   it('takes the format from the Content-Type when the URL has no extension', async () => {

@@ -396,6 +396,7 @@ describe('readXmlFeed on broken feeds', () => {
     ['a CSV file', 'id,title\n1,x\n', 'feed.xml line 3, column 0: not well-formed XML: text data outside of root node.'],
     ['another XML document', '<products><product/></products>', 'feed.xml line 1, column 10: the root element <products> is neither RSS (<rss>) nor Atom (<feed>)'],
     ['a zip archive', Buffer.from([0x50, 0x4b, 0x03, 0x04, 0, 0, 0, 0]), 'feed.xml is a ZIP archive (an .xlsx workbook?); export the sheet as CSV'],
+    ['an HTML page', '<!doctype html><html><body>502 Bad Gateway</body></html>', 'feed.xml is an HTML page, not a CSV, TSV or XML file (a login or error page instead of the export?)'],
   ])('refuses %s with a SourceError', async (_what, input, message) => {
     const result = await readText(input);
     expect(result.error).toBeInstanceOf(SourceError);
