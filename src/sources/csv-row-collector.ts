@@ -164,13 +164,18 @@ export class CsvRowCollector {
     return head.subarray(0, 3).equals(UTF8_BOM) ? head.subarray(3) : head;
   }
 
-  /** CR-only line breaks (old Mac): every row would run into the next. Told from the first bytes. */
+  /**
+   * CR-only line breaks (old Mac): every row would run into the next. Told from the first bytes,
+   * and from the header record (takeHeader) when it is longer than they are.
+   */
   private refuseOldMacLineBreaks(window: Buffer): void {
     if (window.indexOf(LF) !== -1) return;
     const cr = window.indexOf(CR);
-    if (cr !== -1 && cr < window.length - 1) {
-      throw new SourceError(`${this.name} uses old Mac line breaks (CR only)`, { hint: 'save it with Windows (CRLF) or Unix (LF) line breaks' });
-    }
+    if (cr !== -1 && cr < window.length - 1) throw this.oldMacLineBreaks();
+  }
+
+  private oldMacLineBreaks(): SourceError {
+    return new SourceError(`${this.name} uses old Mac line breaks (CR only)`, { hint: 'save it with Windows (CRLF) or Unix (LF) line breaks' });
   }
 
   private pushText(chunk: Buffer): void {
@@ -286,6 +291,9 @@ export class CsvRowCollector {
     if (includesInAny(values, OVERLONG_LINE_MARKER)) {
       throw new SourceError(`${at}: the header line is longer than ${this.settings.maxRowBytes} bytes; is this a CSV file?`);
     }
+    // A CR inside the header record: the rows that follow it are in it too (a wide header of
+    // an old Mac file, past the first bytes looked at). It read as a header of every cell and no row.
+    if (includesInAny(values, '\r')) throw this.oldMacLineBreaks();
     if (this.checkValuesForBadBytes && includesInAny(values, REPLACEMENT_CHARACTER)) {
       throw new SourceError(`${at}: the header row contains bytes that are not UTF-8`, { hint: LATIN1_HINT });
     }

@@ -204,6 +204,17 @@ describe('readCsv edge cases', () => {
   });
 
   it.each([
+    ['detected', undefined],
+    ['given', ','],
+  ])('refuses old Mac (CR-only) line breaks after a header longer than the first bytes it looks at (delimiter %s)', async (_how, delimiter) => {
+    const header = ['Email', 'Id', ...Array.from({ length: 80 }, (_, i) => `Extra column ${i}`)];
+    const rows = Array.from({ length: 50 }, (_, i) => [`u${i}@example.com`, String(i), ...header.slice(2).map(() => 'x')].join(','));
+    const error = await errorOf(() => readAllCsv(readCsv(sourceOf(`${[header.join(','), ...rows].join('\r')}\r`, 'mac.csv'), { delimiter, allowRepeatedColumns: true })));
+    expect(error).toBeInstanceOf(SourceError);
+    expect(error.message).toBe('mac.csv uses old Mac line breaks (CR only)');
+  });
+
+  it.each([
     ['an .xlsx workbook', Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x06, 0x00]), 'is a ZIP archive (an .xlsx workbook?); export the sheet as CSV'],
     ['an .xls workbook', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), 'is an Excel .xls workbook; export the sheet as CSV'],
     ['UTF-16 text', Buffer.from('\ufeffa,b\n', 'utf16le'), 'is UTF-16 text; save it as UTF-8 (in Excel: "CSV UTF-8")'],
