@@ -21,7 +21,7 @@ function lastRowOf(ids: IdentifierList): number {
 
 export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promise<void> {
   const { summary, counters } = ctx;
-  const { startRow, checkpoint, finish, source } = await backfillStart(ctx, async () => {
+  const { startRow, checkpoint, finish, reading, source } = await backfillStart(ctx, async () => {
     const opened = await readCsvSource(job.source, EXPORT_HEADER_OPTIONS);
     try {
       // Checks the header against the mapping before the backfill counts as started.
@@ -60,7 +60,7 @@ export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promi
 
   const removing = job.audience.mode === 'remove';
   // Rows in file order: each row's identifiers travel as one user record.
-  const result = await sendIdentifiers(ctx, job, removing ? forgottenWhileRemoved(state, identifiers()) : identifiers(), removing ? 'Delete' : 'Update', 'row', {
+  const result = await reading(sendIdentifiers(ctx, job, removing ? forgottenWhileRemoved(state, identifiers()) : identifiers(), removing ? 'Delete' : 'Update', 'row', {
     onBuilt: (seq, batch) => watermark.dispatched(seq, lastRowOf(batch.ids)),
     onAck: async (ids, seq) => {
       await state.commit(removing ? { removed: ids, sentAt: Date.now(), mode: job.audience.mode } : { added: ids, sentAt: Date.now(), mode: job.audience.mode });
@@ -68,7 +68,7 @@ export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promi
       else summary.added += ids.length;
       if (watermark.acknowledged(seq)) await checkpoint(watermark.rowsDone);
     },
-  });
+  }));
   const complete = !result.stopped && result.failedUsers === 0;
   if (complete) watermark.finish(lastRowRead);
   await finish(complete, watermark.rowsDone, 'rows');

@@ -22,7 +22,7 @@ import { feedFieldsOf } from './catalog-feed-scan.js';
 
 export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise<void> {
   const { summary, counters } = ctx;
-  const { startRow, checkpoint, finish, source: reader } = await backfillStart(ctx, () => readFeedSource(job.source));
+  const { startRow, checkpoint, finish, reading, source: reader } = await backfillStart(ctx, () => readFeedSource(job.source));
   const fields = feedFieldsOf(job, reader.format);
   counters.bytesTotal = reader.sizeBytes;
   counters.phase = 'uploading';
@@ -94,7 +94,7 @@ export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise
 
   const commit = acknowledge(ctx, job);
   const mark = await markUpload(catalog, await catalog.uploadInterrupted());
-  const result = await upsertProductBatches(
+  const result = await reading(upsertProductBatches(
     requests(),
     {
       client: ctx.client(),
@@ -118,7 +118,7 @@ export async function backfillCatalog(ctx: RunContext, job: CatalogJob): Promise
       onFailed: (count, error) => ctx.logger.error({ error: error.message, products: count }, 'a request could not be delivered'),
     },
     emptyCatalogResult(),
-  );
+  ));
   summary.created = result.created;
   summary.updated = result.updated;
   summary.unchanged = result.unchanged;

@@ -8,6 +8,7 @@
 import { statSync, type Stats } from 'node:fs';
 import { ConfigError } from '../errors.js';
 import { displayUrlText } from '../sources/display-url.js';
+import { SourceChangedError } from '../sources/file-version.js';
 import type { Checkpoint } from '../state/store.js';
 import type { Job } from './job.js';
 import type { RunContext } from './run-context.js';
@@ -25,21 +26,6 @@ function statOf(path: string): Stats {
 }
 
 const keyOf = (path: string, st: Stats): string => `${path}|${st.size}|${Math.round(st.mtimeMs)}`;
-
-/**
- * True when the file read from `before` on was written to while it was read: the same file
- * (device and inode) with another size or modification time. A file replaced by another (a
- * rename over it, or deleted) was read whole: the open file is the one that was there.
- */
-function rewrittenSince(path: string, before: Stats): boolean {
-  let now: Stats;
-  try {
-    now = statSync(path);
-  } catch {
-    return false;
-  }
-  return now.dev === before.dev && now.ino === before.ino && keyOf(path, now) !== keyOf(path, before);
-}
 
 /** An object's entries in key order: the same mapping written in another order is the same. */
 function sorted(record: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
@@ -85,11 +71,17 @@ export interface BackfillStart<S> {
   source: S;
   checkpoint: (rowsDone: number) => Promise<void>;
   /**
-   * Ends the backfill. Complete: its checkpoint is cleared, unless the file was written to
-   * while it was read (the run fails: what was read may not be the file). Else a checkpoint
-   * at `rowsDone` and a note to run the same command again. `unit`: what a row is (rows, items).
+   * Ends the backfill. Complete: its checkpoint is cleared. Else a checkpoint at `rowsDone`
+   * and a note to run the same command again. `unit`: what a row is (rows, items).
    */
   finish: (complete: boolean, rowsDone: number, unit: string) => Promise<void>;
+  /**
+   * The read and upload, `work`: when the file changes while it is read (an export still being
+   * written), the read fails (src/sources/file-version.ts) and the checkpoint is cleared: the
+   * rows acknowledged were read from a version that is not the one to finish, and the same
+   * command, once the file is complete, uploads it from the start.
+   */
+  reading: <T>(work: Promise<T>) => Promise<T>;
 }
 
 /**
@@ -100,8 +92,7 @@ export interface BackfillStart<S> {
  */
 export async function backfillStart<S>(ctx: RunContext, open: () => Promise<S>): Promise<BackfillStart<S>> {
   const { job, store, options } = ctx;
-  const before = statOf(job.source.path);
-  const sourceKey = keyOf(job.source.path, before);
+  const sourceKey = keyOf(job.source.path, statOf(job.source.path));
   const settings = uploadSettingsOf(job);
   const upload = JSON.stringify(settings);
   let startRow = 0;
@@ -150,15 +141,18 @@ export async function backfillStart<S>(ctx: RunContext, open: () => Promise<S>):
       return;
     }
     await store.checkpoints.clear(job.name);
-    if (rewrittenSince(job.source.path, before)) {
-      ctx.fail(
-        `${job.source.path} was written to while the backfill read it (its size or modification time changed): the ${rowsDone} ${unit} read were sent, but they may not be the whole file (one cut short, or still being written). Run the same command once the file is complete: it uploads it from the start`,
-      );
-      return;
-    }
     ctx.logger.info({ rows: rowsDone }, 'backfill complete');
+  };
+  const reading = async <T>(work: Promise<T>): Promise<T> => {
+    try {
+      return await work;
+    } catch (error) {
+      if (!(error instanceof SourceChangedError)) throw error;
+      await store.checkpoints.clear(job.name);
+      throw new SourceChangedError(error.message, { cause: error, hint: 'it is still being written, or was rewritten. Run the same command once the file is complete: it uploads it from the start' });
+    }
   };
   const source = await open();
   await checkpoint(startRow);
-  return { startRow, source, checkpoint, finish };
+  return { startRow, source, checkpoint, finish, reading };
 }

@@ -8,6 +8,9 @@
 import type { Stats } from 'node:fs';
 import { SourceError } from '../errors.js';
 
+/** A local file that changed while it was read: what was read may not be the whole of any version. */
+export class SourceChangedError extends SourceError {}
+
 export interface FileVersion {
   size: number;
   mtimeMs: number;
@@ -21,12 +24,12 @@ export function fileVersionOf(stats: Pick<Stats, 'size' | 'mtimeMs'>): FileVersi
  * The SourceError for `name` read as `opened` when `now` (the same open file after the read)
  * or the `bytesRead` in all say it changed meanwhile; undefined when it did not.
  */
-export function changedWhileRead(name: string, opened: FileVersion, now: FileVersion, bytesRead: number): SourceError | undefined {
+export function changedWhileRead(name: string, opened: FileVersion, now: FileVersion, bytesRead: number): SourceChangedError | undefined {
   let what: string;
   if (bytesRead !== opened.size || now.size !== opened.size) what = `it had ${opened.size} bytes when opened; ${bytesRead} were read and it has ${now.size} now`;
   else if (now.mtimeMs !== opened.mtimeMs) what = 'its modification time changed';
   else return undefined;
-  return new SourceError(`${name} changed while adsync was reading it (${what})`, {
+  return new SourceChangedError(`${name} changed while adsync was reading it (${what})`, {
     hint: 'it is still being written, or was rewritten: nothing was removed or deleted. Have the exporter write to a temporary name and rename it when done, or schedule the run after the export; then run again',
   });
 }
