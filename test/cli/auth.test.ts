@@ -206,6 +206,30 @@ describe('adsync auth login / revoke against the emulator', () => {
     );
   });
 
+  it('on a terminal, a credentials file adsync will not use is refused before the user approves, not after the PIN is used up', async () => {
+    const env = acmeEnv();
+    const credentialsFile = join(env.HOME ?? '', 'creds', 'credentials.json');
+    mkdirSync(join(env.HOME ?? '', 'creds'), { mode: 0o700 });
+    // Copied into place by hand: readable by others.
+    writeFileSync(credentialsFile, '{"profiles": {}}\n', { mode: 0o644 });
+    let stderr = '';
+    let asked = false;
+    const code = await main(['auth', 'login', '--profile', 'acme', '--credentials-file', credentialsFile], {
+      stdout: () => undefined,
+      stderr: (text) => (stderr += text),
+      isTty: true,
+      prompt: async () => {
+        asked = true;
+        return approvedPin(stderr);
+      },
+    }, env, env.HOME);
+    expect(code).toBe(2);
+    expect(asked).toBe(false);
+    expect(stderr).toBe(
+      `adsync: credentials file ${credentialsFile} can be read by others (mode 644); adsync will not use it\n  hint: run: chmod 600 ${credentialsFile}\n`,
+    );
+  });
+
   it('--print on a terminal writes nothing: the tokens are printed even where no credentials file can be written', async () => {
     const env = acmeEnv();
     // A read-only place, as in a container: the folder named for the file is a file.

@@ -52,6 +52,9 @@ function loginCommand(ctx: CliContext, options: LoginOptions, extra: string[] = 
 async function login(ctx: CliContext, options: LoginOptions): Promise<void> {
   const path = credentialsPath(ctx, options.credentialsFile);
   const consumer = loadCredentials({ profile: options.profile, env: ctx.env, credentialsPath: path, consumerOnly: true });
+  // The file the tokens go to must be usable before the user approves: a PIN works once, so a
+  // file refused after the exchange (mode 644, not JSON, a folder) would lose the new token.
+  if (!options.print) readCredentialsFile(path);
   const client = flowClient(ctx, new Credentials(options.profile, consumer.consumerKey, consumer.consumerSecret, '', ''));
   const out = ctx.io.stderr;
 
