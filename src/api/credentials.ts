@@ -281,6 +281,30 @@ function plainValue(value: string, where: string, profile: string): string {
   });
 }
 
+/** A key and its secret, a token and its secret: each secret signs with its own key or token. */
+const PAIRS = [
+  [FIELDS[0], FIELDS[1]],
+  [FIELDS[2], FIELDS[3]],
+] as const;
+
+/**
+ * Values are merged one by one (the environment wins), but a key or token set in the
+ * environment, other than the file's, with the secret taken from the file, is signed with the
+ * secret of the file's key or token: every request would be refused as "not properly
+ * authenticated", which points at nothing. Refused here instead, naming the variable missing.
+ * (A secret set in the environment with the file's key or token may be the file's correction.)
+ */
+function checkPairs(profile: string, prefix: string, path: string, values: Record<string, string>, fromFile: ReadonlySet<string>, stored: StoredProfile): void {
+  for (const [[idField, idEnv, idFile], [secretField, secretEnv, secretFile]] of PAIRS) {
+    const storedId = stored[idFile];
+    if (!fromFile.has(secretField) || fromFile.has(idField) || storedId === undefined || storedId === values[idField]) continue;
+    throw new ConfigError(
+      `credentials profile "${profile}": ${prefix}${idEnv} is set but ${prefix}${secretEnv} is not, and the ${secretFile} in profile "${profile}" of ${path} goes with another ${idFile}`,
+      { hint: `set ${prefix}${secretEnv} too (the two go together), or unset ${prefix}${idEnv} to use the pair in the credentials file` },
+    );
+  }
+}
+
 /** Resolves a profile's credentials from the environment, then the credentials file. */
 export function loadCredentials(options: LoadCredentialsOptions = {}): Credentials {
   const env = options.env ?? process.env;
@@ -290,6 +314,7 @@ export function loadCredentials(options: LoadCredentialsOptions = {}): Credentia
   let file: CredentialsFile | undefined;
   let stored: StoredProfile | undefined;
   const values: Record<string, string> = {};
+  const fromFileFields = new Set<string>();
   const missing: string[] = [];
   const wanted = options.consumerOnly ? FIELDS.slice(0, 2) : FIELDS;
   for (const [field, envName, fileName] of wanted) {
@@ -303,9 +328,12 @@ export function loadCredentials(options: LoadCredentialsOptions = {}): Credentia
       stored = (file && Object.hasOwn(file.profiles, profile) ? file.profiles[profile] : undefined) ?? {};
     }
     const fromFile = stored[fileName];
-    if (fromFile) values[field] = plainValue(fromFile, `${fileName} in profile "${profile}" of ${path}`, profile);
-    else missing.push(prefix + envName);
+    if (fromFile) {
+      values[field] = plainValue(fromFile, `${fileName} in profile "${profile}" of ${path}`, profile);
+      fromFileFields.add(field);
+    } else missing.push(prefix + envName);
   }
+  if (stored !== undefined) checkPairs(profile, prefix, path, values, fromFileFields, stored);
   const others = file ? Object.keys(file.profiles).filter((name) => name !== profile) : [];
   if (!options.consumerOnly && missing.length === wanted.length && file && !Object.hasOwn(file.profiles, profile) && others.length > 0) {
     // Nothing anywhere: most likely a misspelt `credentials:` in the job file.

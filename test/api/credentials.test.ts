@@ -47,12 +47,41 @@ describe('credentials', () => {
     const path = join(tmp(), 'sub', 'credentials.json');
     writeCredentialsProfile(path, 'acme', { consumer_key: 'fk', consumer_secret: 'fs', access_token: 'ft', access_token_secret: 'fts' });
     expect(statSync(path).mode & 0o777).toBe(0o600);
-    const c = loadCredentials({ profile: 'acme', env: { ADSYNC_ACME_CONSUMER_KEY: 'envkey' }, credentialsPath: path });
-    expect([c.consumerKey, c.consumerSecret, c.accessToken, c.accessTokenSecret]).toEqual(['envkey', 'fs', 'ft', 'fts']);
+    // The app's key and secret from the environment, the user's token and secret from the file.
+    const c = loadCredentials({ profile: 'acme', env: { ADSYNC_ACME_CONSUMER_KEY: 'envkey', ADSYNC_ACME_CONSUMER_SECRET: 'envsecret' }, credentialsPath: path });
+    expect([c.consumerKey, c.consumerSecret, c.accessToken, c.accessTokenSecret]).toEqual(['envkey', 'envsecret', 'ft', 'fts']);
+    // Half a pair in the environment, the same as the file's: the file's other half goes with it.
+    const same = loadCredentials({ profile: 'acme', env: { ADSYNC_ACME_ACCESS_TOKEN: 'ft' }, credentialsPath: path });
+    expect([same.consumerKey, same.consumerSecret, same.accessToken, same.accessTokenSecret]).toEqual(['fk', 'fs', 'ft', 'fts']);
     writeCredentialsProfile(path, 'default', { consumer_key: 'dk' });
     expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({
       profiles: { acme: { consumer_key: 'fk', consumer_secret: 'fs', access_token: 'ft', access_token_secret: 'fts' }, default: { consumer_key: 'dk' } },
     });
+  });
+
+  it('refuses a key or token from the environment signed with the secret of the file\'s other one, naming the missing variable', () => {
+    const path = join(tmp(), 'credentials.json');
+    writeCredentialsProfile(path, 'acme', { consumer_key: 'fk', consumer_secret: 'fs-secret', access_token: 'ft-token', access_token_secret: 'fts-secret' });
+    const refused = (env: NodeJS.ProcessEnv): ConfigError => {
+      try {
+        loadCredentials({ profile: 'acme', env, credentialsPath: path });
+      } catch (error) {
+        return error as ConfigError;
+      }
+      throw new Error('not refused');
+    };
+    // A new token set in the environment, its secret forgotten: the file's secret is the old token's.
+    const token = refused({ ADSYNC_ACME_ACCESS_TOKEN: 'new-token' });
+    expect(token).toBeInstanceOf(ConfigError);
+    expect(token.exitCode).toBe(2);
+    expect(token.message).toBe(`credentials profile "acme": ADSYNC_ACME_ACCESS_TOKEN is set but ADSYNC_ACME_ACCESS_TOKEN_SECRET is not, and the access_token_secret in profile "acme" of ${path} goes with another access_token`);
+    expect(token.hint).toBe('set ADSYNC_ACME_ACCESS_TOKEN_SECRET too (the two go together), or unset ADSYNC_ACME_ACCESS_TOKEN to use the pair in the credentials file');
+    // The app's key changed in the environment, its secret not.
+    expect(refused({ ADSYNC_ACME_CONSUMER_KEY: 'new-app' }).message).toContain('ADSYNC_ACME_CONSUMER_KEY is set but ADSYNC_ACME_CONSUMER_SECRET is not, and the consumer_secret');
+    // No value is quoted.
+    expect(`${token.message} ${token.hint}`).not.toMatch(/new-token|fts-secret|ft-token/);
+    // A secret set in the environment wins over the file's, with the file's token, as any value does.
+    expect(loadCredentials({ profile: 'acme', env: { ADSYNC_ACME_ACCESS_TOKEN_SECRET: 'fixed-secret' }, credentialsPath: path }).accessTokenSecret).toBe('fixed-secret');
   });
 
   it('keeps a credentials file that is a symbolic link a link, and updates its target', () => {
