@@ -79,13 +79,36 @@ export function defaultCredentialsPath(env: NodeJS.ProcessEnv = process.env): st
 
 /** The environment variable prefix of a profile: ADSYNC_ or ADSYNC_<PROFILE>_. */
 export function envPrefix(profile: string | undefined): string {
-  if (profile === undefined || profile === 'default') return 'ADSYNC_';
+  if (profile === undefined || profile.toLowerCase() === 'default') return 'ADSYNC_';
   if (!PROFILE_NAME.test(profile)) {
     throw new ConfigError(`credentials profile "${profile}" is not a valid name`, {
       hint: 'use letters, digits and underscores, starting with a letter',
     });
   }
   return `ADSYNC_${profile.toUpperCase()}_`;
+}
+
+/**
+ * A profile's key in the file. Profile names are case-insensitive, as their variables are
+ * (acme, Acme and ACME all read ADSYNC_ACME_*): the name as given, else the one key that differs
+ * from it only in case.
+ */
+export function profileKey(file: CredentialsFile, profile: string, path: string): string | undefined {
+  if (Object.hasOwn(file.profiles, profile)) return profile;
+  const matches = Object.keys(file.profiles).filter((name) => name.toLowerCase() === profile.toLowerCase());
+  if (matches.length > 1) {
+    throw new ConfigError(`credentials file ${path} has profiles ${matches.map((name) => `"${name}"`).join(', ')}, which differ only in case: adsync cannot tell which one is "${profile}"`, {
+      hint: `keep one of them: profile names are read without regard to case, as their variables (${envPrefix(profile)}*) are`,
+    });
+  }
+  return matches[0];
+}
+
+/** A profile as stored in the credentials file, found as profileKey finds it. */
+export function readStoredProfile(path: string, profile: string): StoredProfile | undefined {
+  const file = readCredentialsFile(path);
+  const key = file && profileKey(file, profile, path);
+  return file && key !== undefined ? file.profiles[key] : undefined;
 }
 
 /**
@@ -165,7 +188,8 @@ export function writeCredentialsProfile(credentialsPath: string, profile: string
   }
   withWriteLock(path, () => {
     const current = readCredentialsFile(path) ?? { profiles: {} };
-    current.profiles[profile] = { ...current.profiles[profile], ...values };
+    const key = profileKey(current, profile, path) ?? profile;
+    current.profiles[key] = { ...current.profiles[key], ...values };
     const tmp = `${path}.${process.pid}.tmp`;
     try {
       writeFileSync(tmp, `${JSON.stringify(current, null, 2)}\n`, { mode: 0o600 });
@@ -312,6 +336,7 @@ export function loadCredentials(options: LoadCredentialsOptions = {}): Credentia
   const prefix = envPrefix(profile);
   const path = options.credentialsPath ?? defaultCredentialsPath(env);
   let file: CredentialsFile | undefined;
+  let key: string | undefined;
   let stored: StoredProfile | undefined;
   const values: Record<string, string> = {};
   const fromFileFields = new Set<string>();
@@ -325,7 +350,8 @@ export function loadCredentials(options: LoadCredentialsOptions = {}): Credentia
     }
     if (stored === undefined) {
       file = readCredentialsFile(path);
-      stored = (file && Object.hasOwn(file.profiles, profile) ? file.profiles[profile] : undefined) ?? {};
+      key = file && profileKey(file, profile, path);
+      stored = (file && key !== undefined ? file.profiles[key] : undefined) ?? {};
     }
     const fromFile = stored[fileName];
     if (fromFile) {
@@ -334,8 +360,8 @@ export function loadCredentials(options: LoadCredentialsOptions = {}): Credentia
     } else missing.push(prefix + envName);
   }
   if (stored !== undefined) checkPairs(profile, prefix, path, values, fromFileFields, stored);
-  const others = file ? Object.keys(file.profiles).filter((name) => name !== profile) : [];
-  if (!options.consumerOnly && missing.length === wanted.length && file && !Object.hasOwn(file.profiles, profile) && others.length > 0) {
+  const others = file ? Object.keys(file.profiles).filter((name) => name !== key) : [];
+  if (!options.consumerOnly && missing.length === wanted.length && file && key === undefined && others.length > 0) {
     // Nothing anywhere: most likely a misspelt `credentials:` in the job file.
     throw new ConfigError(
       `credentials profile "${profile}" does not exist: no ${prefix}* variable is set and ${path} has no profile "${profile}" (it has ${others.map((name) => `"${name}"`).join(', ')})`,

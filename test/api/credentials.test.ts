@@ -84,6 +84,26 @@ describe('credentials', () => {
     expect(loadCredentials({ profile: 'acme', env: { ADSYNC_ACME_ACCESS_TOKEN_SECRET: 'fixed-secret' }, credentialsPath: path }).accessTokenSecret).toBe('fixed-secret');
   });
 
+  it('reads a profile name without regard to case, in the file as in its variables', () => {
+    const path = join(tmp(), 'credentials.json');
+    // `adsync auth login --profile acme` stored it; the job says `credentials: Acme`.
+    writeCredentialsProfile(path, 'acme', { consumer_key: 'fk', consumer_secret: 'fs', access_token: 'ft', access_token_secret: 'fts' });
+    const env = { ADSYNC_ACME_CONSUMER_KEY: 'fk', ADSYNC_ACME_CONSUMER_SECRET: 'fs' };
+    const c = loadCredentials({ profile: 'Acme', env, credentialsPath: path });
+    expect([c.consumerKey, c.consumerSecret, c.accessToken, c.accessTokenSecret]).toEqual(['fk', 'fs', 'ft', 'fts']);
+    expect(loadCredentials({ profile: 'ACME', credentialsPath: path, env: {} }).accessToken).toBe('ft');
+    // A login under another spelling updates that profile, not a second one that shares its variables.
+    writeCredentialsProfile(path, 'ACME', { access_token: 'ft2' });
+    expect(Object.keys((JSON.parse(readFileSync(path, 'utf8')) as { profiles: object }).profiles)).toEqual(['acme']);
+    // `Default` is the unnamed profile: the ADSYNC_* variables.
+    const d = loadCredentials({ profile: 'Default', env: { ADSYNC_CONSUMER_KEY: 'k', ADSYNC_CONSUMER_SECRET: 's', ADSYNC_ACCESS_TOKEN: 't', ADSYNC_ACCESS_TOKEN_SECRET: 'ts' }, credentialsPath: path });
+    expect(d.accessToken).toBe('t');
+    // Two keys the same but for case: which one is meant cannot be told.
+    writeFileSync(path, JSON.stringify({ profiles: { acme: { access_token: 'a' }, ACME: { access_token: 'b' } } }), { mode: 0o600 });
+    expect(() => loadCredentials({ profile: 'Acme', env, credentialsPath: path })).toThrow(`credentials file ${path} has profiles "acme", "ACME", which differ only in case: adsync cannot tell which one is "Acme"`);
+    expect(loadCredentials({ profile: 'ACME', env, credentialsPath: path, consumerOnly: true }).consumerKey).toBe('fk');
+  });
+
   it('keeps a credentials file that is a symbolic link a link, and updates its target', () => {
     const dir = tmp();
     mkdirSync(join(dir, 'secrets'), { mode: 0o700 });

@@ -7,7 +7,7 @@
  */
 import type { Command } from 'commander';
 import { AdsApiClient } from '../../api/client.js';
-import { Credentials, defaultCredentialsPath, loadCredentials, readCredentialsFile, writeCredentialsProfile } from '../../api/credentials.js';
+import { Credentials, defaultCredentialsPath, envPrefix, loadCredentials, readCredentialsFile, readStoredProfile, writeCredentialsProfile } from '../../api/credentials.js';
 import { authorizeUrl, exchangeForAccessToken, invalidateAccessToken, obtainRequestToken } from '../../api/oauth-flow.js';
 import { AuthError, PinRejectedError } from '../../api/errors.js';
 import { ConfigError } from '../../errors.js';
@@ -76,7 +76,7 @@ async function login(ctx: CliContext, options: LoginOptions): Promise<void> {
       return;
     }
   } else {
-    const stored = readCredentialsFile(path)?.profiles[options.profile];
+    const stored = readStoredProfile(path, options.profile);
     if (!stored?.pending_request_token || !stored.pending_request_token_secret) {
       throw new ConfigError(`no authorization is pending for profile "${options.profile}" in ${path}`, {
         hint: `run \`${loginCommand(ctx, options)}\` first (without --pin) and open the address it prints; a PIN can be used only once`,
@@ -100,7 +100,7 @@ async function login(ctx: CliContext, options: LoginOptions): Promise<void> {
         : `run \`${loginCommand(ctx, options, ['--pin', '<PIN>'])}\` again with the PIN the authorization page shows, or start again with \`${again}\` if that PIN was already used or the page is gone`,
     );
   }
-  const prefix = options.profile === 'default' ? 'ADSYNC_' : `ADSYNC_${options.profile.toUpperCase()}_`;
+  const prefix = envPrefix(options.profile);
   if (options.print) {
     // The new tokens go to stdout only, as asked, and first: the PIN is used up now.
     ctx.io.stdout(
@@ -153,7 +153,7 @@ async function revoke(ctx: CliContext, options: { profile: string; credentialsFi
     if (!(error instanceof AuthError) || !error.revoked) throw error;
     already = true;
   }
-  const stored = readCredentialsFile(path)?.profiles[options.profile];
+  const stored = readStoredProfile(path, options.profile);
   if (stored?.access_token === credentials.accessToken) {
     writeCredentialsProfile(path, options.profile, { access_token: undefined, access_token_secret: undefined });
   }
