@@ -196,6 +196,32 @@ describe('adsync auth login / revoke against the emulator', () => {
     );
   });
 
+  it('revoking the token the environment holds says so, and that the file\'s other token was not revoked', async () => {
+    const env = acmeEnv();
+    const credentialsFile = join(env.HOME ?? '', '.config', 'adsync', 'credentials.json');
+    const step1 = await runCli(['auth', 'login', '--profile', 'acme', '--no-prompt'], { env });
+    const step2 = await runCli(['auth', 'login', '--profile', 'acme', '--pin', await approvedPin(step1.stderr)], { env });
+    expect(step2.code, step2.stderr).toBe(0);
+    const stored = readFileSync(credentialsFile, 'utf8');
+    // Another token of the same user in this shell's environment (exported from `--print` earlier).
+    const step3 = await runCli(['auth', 'login', '--profile', 'acme', '--no-prompt', '--print'], { env });
+    const printed = await runCli(['auth', 'login', '--profile', 'acme', '--pin', await approvedPin(step3.stderr), '--print'], { env });
+    const shell = { ...env };
+    for (const [, name, value] of printed.stdout.matchAll(/^export (\w+)='([^']*)'$/gm)) shell[name ?? ''] = value;
+
+    const revoke = await runCli(['auth', 'revoke', '--profile', 'acme'], { env: shell });
+    expect(revoke.code, revoke.stderr).toBe(0);
+    expect(revoke.stderr).toBe(
+      'Revoked the access token of profile "acme"; it can no longer be used.\n' +
+        'It was the token in ADSYNC_ACME_ACCESS_TOKEN (set in this environment, which wins over the credentials file): unset ADSYNC_ACME_ACCESS_TOKEN and ADSYNC_ACME_ACCESS_TOKEN_SECRET wherever jobs get their environment.\n' +
+        `Profile "acme" of ${credentialsFile} holds another access token, which was not revoked: to revoke it too, run \`adsync auth revoke --profile acme\` where ADSYNC_ACME_ACCESS_TOKEN and ADSYNC_ACME_ACCESS_TOKEN_SECRET are not set.\n`,
+    );
+    expect(readFileSync(credentialsFile, 'utf8')).toBe(stored);
+    // Done as told: the file's token is revoked and leaves the file, and nothing more is said.
+    const fileRevoke = await runCli(['auth', 'revoke', '--profile', 'acme'], { env });
+    expect(fileRevoke.stderr).toBe('Revoked the access token of profile "acme"; it can no longer be used.\n');
+  });
+
   it('storing a profile whose access token variables are set says that they win over the file', async () => {
     const env = { ...acmeEnv(), ADSYNC_ACME_ACCESS_TOKEN: 'old-token', ADSYNC_ACME_ACCESS_TOKEN_SECRET: 'old-secret' };
     const step1 = await runCli(['auth', 'login', '--profile', 'acme', '--no-prompt'], { env });

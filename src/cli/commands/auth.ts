@@ -158,10 +158,26 @@ async function revoke(ctx: CliContext, options: { profile: string; credentialsFi
     writeCredentialsProfile(path, options.profile, { access_token: undefined, access_token_secret: undefined });
   }
   ctx.io.stderr(
-    already
+    (already
       ? `The access token of profile "${options.profile}" was already revoked; it can no longer be used.\n`
-      : `Revoked the access token of profile "${options.profile}"; it can no longer be used.\n`,
+      : `Revoked the access token of profile "${options.profile}"; it can no longer be used.\n`) + revokedFromEnvironmentNote(ctx, options.profile, path, stored?.access_token, credentials.accessToken),
   );
+}
+
+/**
+ * The token revoked is the environment's when its variable is set (it wins over the file, as
+ * for jobs): the variables now hold a revoked token, and a different token in the file was
+ * left as it was. Both are said, or `revoke` would seem to have revoked the file's token.
+ */
+function revokedFromEnvironmentNote(ctx: CliContext, profile: string, path: string, storedToken: string | undefined, revoked: string): string {
+  const prefix = envPrefix(profile);
+  if (!ctx.env[`${prefix}ACCESS_TOKEN`]) return '';
+  const vars = `${prefix}ACCESS_TOKEN and ${prefix}ACCESS_TOKEN_SECRET`;
+  let note = `It was the token in ${prefix}ACCESS_TOKEN (set in this environment, which wins over the credentials file): unset ${vars} wherever jobs get their environment.\n`;
+  if (storedToken !== undefined && storedToken !== revoked) {
+    note += `Profile "${profile}" of ${path} holds another access token, which was not revoked: to revoke it too, run \`adsync auth revoke${profile === 'default' ? '' : ` --profile ${profile}`}\` where ${vars} are not set.\n`;
+  }
+  return note;
 }
 
 /** Where credentialsPath looks when --credentials-file is not given, in its order. */
