@@ -111,13 +111,20 @@ function parseJsonBody(body: Buffer): unknown {
   }
 }
 
+/** How far the service's clock (its answer's Date header) is ahead of this machine's, in ms. */
+function clockOffsetMs(headers: HttpResponse['headers'], now: number): number | undefined {
+  const raw = headerValue(headers, 'date');
+  const date = raw === undefined ? NaN : Date.parse(raw);
+  return Number.isFinite(date) ? date - now : undefined;
+}
+
 /** Maps a non-2xx answer to its typed error. */
 export function errorForAnswer(method: string, path: string, answer: HttpResponse, now = Date.now(), profile?: string): Error {
   const { errors, operationErrors } = parseErrorBody(parseJsonBody(answer.body));
   const ctx: HttpErrorContext = { method, path, status: answer.status, errors };
   const s = answer.status;
   if (s === 400) return new ApiValidationError(ctx, operationErrors);
-  if (s === 401) return new AuthError(ctx, profile);
+  if (s === 401) return new AuthError(ctx, profile, clockOffsetMs(answer.headers, now));
   if (s === 403) return new ForbiddenError(ctx);
   if (s === 404) return new NotFoundError(ctx);
   if (s === 429) {

@@ -71,6 +71,9 @@ export class ApiValidationError extends ApiError {
   }
 }
 
+/** How far the clock may be off before a 401 is blamed on it: the platform's OAuth window, 5 minutes. */
+export const CLOCK_SKEW_MS = 300_000;
+
 /** HTTP 401. `revoked` is true for error code 89 (the access token was invalidated). */
 export class AuthError extends ApiError {
   readonly code = 'AUTH_FAILED';
@@ -78,8 +81,12 @@ export class AuthError extends ApiError {
   override readonly exitCode = ExitCode.auth;
   readonly revoked: boolean;
 
-  /** `profile`: the credentials profile the request was signed with, named in the hint. */
-  constructor(ctx: HttpErrorContext, profile = 'default') {
+  /**
+   * `profile`: the credentials profile the request was signed with, named in the hint.
+   * `clockOffsetMs`: how far the service's clock (the answer's Date header) is ahead of this
+   * machine's; beyond CLOCK_SKEW_MS the hint is the clock, which every signature carries.
+   */
+  constructor(ctx: HttpErrorContext, profile = 'default', clockOffsetMs?: number) {
     const revoked = ctx.errors.some((e) => String(e.code) === '89');
     const named = profile === 'default' ? '' : ` --profile ${profile}`;
     super(
@@ -90,7 +97,9 @@ export class AuthError extends ApiError {
       {
         hint: revoked
           ? `run \`adsync auth login${named}\` to authorize again, then update the credentials profile the job uses`
-          : `check the consumer key/secret and access token/secret of the credentials profile${profile === 'default' ? '' : ` "${profile}"`} (see README, "Credentials")`,
+          : clockOffsetMs !== undefined && Math.abs(clockOffsetMs) > CLOCK_SKEW_MS
+            ? `this machine's clock is ${Math.round(Math.abs(clockOffsetMs) / 60_000)} minutes ${clockOffsetMs > 0 ? 'behind' : 'ahead of'} the service's (the Date of its answer), and OAuth 1.0a timestamps must be within a few minutes of it: set the clock right (NTP), then run again`
+            : `check the consumer key/secret and access token/secret of the credentials profile${profile === 'default' ? '' : ` "${profile}"`} (see README, "Credentials")`,
       },
     );
     this.revoked = revoked;

@@ -79,6 +79,8 @@ class RequestPipeline {
 
   async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
+    // The service's clock, as the real service sends it: a client can tell its own is off.
+    res.setHeader('date', new Date(this.rt.settings.now()).toUTCString());
     const method = (req.method ?? 'GET').toUpperCase();
     let url: URL;
     try {

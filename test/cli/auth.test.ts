@@ -8,6 +8,7 @@ import { getAccount } from '../../src/api/resources/accounts.js';
 import { startEmulator, type EmulatorHandle } from '../../src/emulator/index.js';
 import { main } from '../../src/cli/main.js';
 import { baseEnv, runCli } from '../helpers/cli.js';
+import { createWorkspace } from '../helpers/e2e.js';
 
 let emulator: EmulatorHandle;
 beforeAll(async () => {
@@ -273,5 +274,24 @@ describe('adsync auth login / revoke against the emulator', () => {
     expect(stdout).toMatch(/^export ADSYNC_ACME_CONSUMER_KEY='emulator-consumer-key'\nexport ADSYNC_ACME_CONSUMER_SECRET='emulator-consumer-secret'\nexport ADSYNC_ACME_ACCESS_TOKEN='[^']+'\nexport ADSYNC_ACME_ACCESS_TOKEN_SECRET='[^']+'\n$/);
     expect(stderr).toMatch(/Authorized as @emulator_user \(user 1000000000000000001\)\.\n$/);
     expect(existsSync(credentialsFile)).toBe(false);
+  });
+});
+
+describe('a 401 from a clock that is off', () => {
+  it('says by how much this machine\'s clock is off the service\'s (the Date of its answer), not to check the keys', async () => {
+    // The service's clock two hours ahead: this machine's is two hours behind.
+    const ws = await createWorkspace({ now: () => Date.now() + 2 * 3600_000 });
+    try {
+      ws.write('crm.csv', 'Email\nsomeone@example.com\n');
+      const job = ws.write('crm.yaml', 'name: crm\naccount_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n');
+      const run = await ws.cli(['run', job]);
+      expect(run.code).toBe(3);
+      expect(run.stderr).toContain(
+        "(this machine's clock is 120 minutes behind the service's (the Date of its answer), and OAuth 1.0a timestamps must be within a few minutes of it: set the clock right (NTP), then run again)\n",
+      );
+      expect(run.stderr).not.toContain('check the consumer key/secret');
+    } finally {
+      await ws.close();
+    }
   });
 });
