@@ -91,6 +91,14 @@ describe('adsync auth login / revoke against the emulator', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toBe('The access token of profile "acme" was already revoked; it can no longer be used.\n');
     expect(readFileSync(credentialsFile, 'utf8')).toBe(storedAfterRevoke);
+
+    // Once more: no token is left to revoke. Say so, not "run `adsync auth login`" (a new token).
+    const nothing = await runCli(['auth', 'revoke', '--profile', 'acme'], { env });
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toBe(
+      `adsync: profile "acme" has no access token to revoke: ADSYNC_ACME_ACCESS_TOKEN is not set and ${credentialsFile} holds none for it\n` +
+        '  hint: it was revoked (and removed) already, or never stored here; a token jobs take from their environment is revoked by running this command with that environment\n',
+    );
   });
 
   it('login and revoke --help give the default credentials file in the order it is looked for', async () => {

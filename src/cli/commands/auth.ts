@@ -144,6 +144,13 @@ function shadowNote(env: NodeJS.ProcessEnv, prefix: string): string {
 
 async function revoke(ctx: CliContext, options: { profile: string; credentialsFile?: string }): Promise<void> {
   const path = credentialsPath(ctx, options.credentialsFile);
+  const prefix = envPrefix(options.profile);
+  if (!ctx.env[`${prefix}ACCESS_TOKEN`] && !readStoredProfile(path, options.profile)?.access_token) {
+    // Not "incomplete, run auth login": that would make a new token, the opposite of what was asked.
+    throw new ConfigError(`profile "${options.profile}" has no access token to revoke: ${prefix}ACCESS_TOKEN is not set and ${path} holds none for it`, {
+      hint: `it was revoked (and removed) already, or never stored here; a token jobs take from their environment is revoked by running this command with that environment`,
+    });
+  }
   const credentials = loadCredentials({ profile: options.profile, env: ctx.env, credentialsPath: path });
   let already = false;
   try {
