@@ -142,11 +142,16 @@ export function readCredentialsFile(path: string): CredentialsFile | undefined {
   } finally {
     closeSync(fd);
   }
+  // Empty: made ahead with `touch` and `chmod 600` for `adsync auth login` to fill.
+  if (text.trim() === '') return { profiles: {} };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new ConfigError(`credentials file ${path} is not valid JSON`, { hint: 'run `adsync auth login` again to rewrite it' });
+    // Not the parser's message: it quotes the text, which holds secrets.
+    throw new ConfigError(`credentials file ${path} is not valid JSON`, {
+      hint: `correct it (adsync writes {"profiles": {"<profile>": {"consumer_key": ..., "access_token": ...}}}), or move it away and run \`adsync auth login\` again for each profile it held: login does not overwrite a file it cannot read`,
+    });
   }
   const result = fileSchema.safeParse(parsed);
   if (!result.success) {

@@ -104,6 +104,27 @@ describe('credentials', () => {
     expect(loadCredentials({ profile: 'ACME', env, credentialsPath: path, consumerOnly: true }).consumerKey).toBe('fk');
   });
 
+  it('takes an empty credentials file for one without profiles, and refuses one that is not JSON without quoting it', () => {
+    const path = join(tmp(), 'credentials.json');
+    // Made ahead for `adsync auth login` to fill: touch, chmod 600.
+    writeFileSync(path, '', { mode: 0o600 });
+    expect(() => loadCredentials({ profile: 'acme', env: {}, credentialsPath: path })).toThrow('credentials profile "acme" is incomplete');
+    writeCredentialsProfile(path, 'acme', { consumer_key: 'fk' });
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({ profiles: { acme: { consumer_key: 'fk' } } });
+
+    // Cut off in an editor. The hint is not `adsync auth login` alone: that refuses the file too.
+    writeFileSync(path, '{"profiles": {"acme": {"access_token": "tok-1234567-secret", ', { mode: 0o600 });
+    let error: ConfigError | undefined;
+    try {
+      loadCredentials({ profile: 'acme', env: {}, credentialsPath: path });
+    } catch (e) {
+      error = e as ConfigError;
+    }
+    expect(error?.message).toBe(`credentials file ${path} is not valid JSON`);
+    expect(error?.hint).toBe('correct it (adsync writes {"profiles": {"<profile>": {"consumer_key": ..., "access_token": ...}}}), or move it away and run `adsync auth login` again for each profile it held: login does not overwrite a file it cannot read');
+    expect(`${error?.message} ${error?.hint}`).not.toContain('tok-1234567');
+  });
+
   it('keeps a credentials file that is a symbolic link a link, and updates its target', () => {
     const dir = tmp();
     mkdirSync(join(dir, 'secrets'), { mode: 0o700 });
