@@ -80,6 +80,8 @@ export class AuthError extends ApiError {
   readonly retryable = false;
   override readonly exitCode = ExitCode.auth;
   readonly revoked: boolean;
+  /** The service's answer is dated more than CLOCK_SKEW_MS from this machine's clock: the likely cause. */
+  readonly clockOff: boolean;
 
   /**
    * `profile`: the credentials profile the request was signed with, named in the hint.
@@ -88,6 +90,7 @@ export class AuthError extends ApiError {
    */
   constructor(ctx: HttpErrorContext, profile = 'default', clockOffsetMs?: number) {
     const revoked = ctx.errors.some((e) => String(e.code) === '89');
+    const clockOff = !revoked && clockOffsetMs !== undefined && Math.abs(clockOffsetMs) > CLOCK_SKEW_MS;
     const named = profile === 'default' ? '' : ` --profile ${profile}`;
     super(
       ctx,
@@ -97,12 +100,13 @@ export class AuthError extends ApiError {
       {
         hint: revoked
           ? `run \`adsync auth login${named}\` to authorize again, then update the credentials profile the job uses`
-          : clockOffsetMs !== undefined && Math.abs(clockOffsetMs) > CLOCK_SKEW_MS
+          : clockOff && clockOffsetMs !== undefined
             ? `this machine's clock is ${Math.round(Math.abs(clockOffsetMs) / 60_000)} minutes ${clockOffsetMs > 0 ? 'behind' : 'ahead of'} the service's (the Date of its answer), and OAuth 1.0a timestamps must be within a few minutes of it: set the clock right (NTP), then run again`
             : `check the consumer key/secret and access token/secret of the credentials profile${profile === 'default' ? '' : ` "${profile}"`} (see README, "Credentials")`,
       },
     );
     this.revoked = revoked;
+    this.clockOff = clockOff;
   }
 }
 

@@ -302,4 +302,23 @@ describe('a 401 from a clock that is off', () => {
       await ws.close();
     }
   });
+
+  it('auth login --pin: a clock that is off is not blamed on the PIN', async () => {
+    let offsetMs = 0;
+    const ws = await createWorkspace({ now: () => Date.now() + offsetMs });
+    try {
+      const step1 = await ws.cli(['auth', 'login', '--no-prompt']);
+      expect(step1.code, step1.stderr).toBe(0);
+      const token = new URL(/(http:\/\/\S+)/.exec(step1.stderr)?.[1] ?? '').searchParams.get('oauth_token') ?? '';
+      const { pin } = (await (await fetch(`${ws.emulator.url}/_emulator/pin?oauth_token=${encodeURIComponent(token)}`)).json()) as { pin: string };
+      // The machine's clock falls behind (a VM resumed from a snapshot) before the second step.
+      offsetMs = 3600_000;
+      const step2 = await ws.cli(['auth', 'login', '--pin', pin]);
+      expect(step2.code).toBe(3);
+      expect(step2.stderr).not.toContain('the PIN was not accepted');
+      expect(step2.stderr).toContain("hint: this machine's clock is 60 minutes behind the service's");
+    } finally {
+      await ws.close();
+    }
+  });
 });

@@ -91,7 +91,8 @@ async function login(ctx: CliContext, options: LoginOptions): Promise<void> {
   try {
     access = await exchangeForAccessToken(client, requestToken, pin);
   } catch (error) {
-    if (!(error instanceof AuthError) || error.revoked) throw error;
+    // A clock that is off fails every signature: not the PIN's fault, and a new PIN would fail too.
+    if (!(error instanceof AuthError) || error.revoked || error.clockOff) throw error;
     const again = loginCommand(ctx, options);
     throw new PinRejectedError(
       error,
