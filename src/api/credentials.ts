@@ -155,7 +155,11 @@ export function readCredentialsFile(path: string): CredentialsFile | undefined {
   }
   const result = fileSchema.safeParse(parsed);
   if (!result.success) {
-    throw new ConfigError(`credentials file ${path} does not have the expected shape ({"profiles": {...}})`);
+    // Where, and what is wrong there; never the value (zod's messages name only types and lengths).
+    const problems = result.error.issues.slice(0, 3).map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'the file'}: ${issue.message}`);
+    throw new ConfigError(`credentials file ${path} is not as adsync writes it: ${problems.join('; ')}`, {
+      hint: 'it is {"profiles": {"<profile>": {"consumer_key": "...", "consumer_secret": "...", "access_token": "...", "access_token_secret": "..."}}}, every value text in quotes and not empty; leave out a value you do not have',
+    });
   }
   return result.data;
 }

@@ -104,7 +104,7 @@ describe('credentials', () => {
     expect(loadCredentials({ profile: 'ACME', env, credentialsPath: path, consumerOnly: true }).consumerKey).toBe('fk');
   });
 
-  it('takes an empty credentials file for one without profiles, and refuses one that is not JSON without quoting it', () => {
+  it('takes an empty credentials file for one without profiles; refuses one that is not JSON without quoting it, and says where one that is JSON is wrong', () => {
     const path = join(tmp(), 'credentials.json');
     // Made ahead for `adsync auth login` to fill: touch, chmod 600.
     writeFileSync(path, '', { mode: 0o600 });
@@ -123,6 +123,12 @@ describe('credentials', () => {
     expect(error?.message).toBe(`credentials file ${path} is not valid JSON`);
     expect(error?.hint).toBe('correct it (adsync writes {"profiles": {"<profile>": {"consumer_key": ..., "access_token": ...}}}), or move it away and run `adsync auth login` again for each profile it held: login does not overwrite a file it cannot read');
     expect(`${error?.message} ${error?.hint}`).not.toContain('tok-1234567');
+
+    // JSON, but not as adsync writes it (a value left empty by hand, a number): say where.
+    writeFileSync(path, '{"profiles": {"acme": {"consumer_key": "fk", "access_token": "", "access_token_secret": 12345678}}}', { mode: 0o600 });
+    expect(() => loadCredentials({ profile: 'acme', env: {}, credentialsPath: path })).toThrow(
+      `credentials file ${path} is not as adsync writes it: profiles.acme.access_token: Too small: expected string to have >=1 characters; profiles.acme.access_token_secret: Invalid input: expected string, received number`,
+    );
   });
 
   it('keeps a credentials file that is a symbolic link a link, and updates its target', () => {
