@@ -5,10 +5,10 @@
  * grants credits as it stores them), so the queue between the threads stays short and memory
  * flat.
  */
-import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
 import { readCsv } from '../sources/csv.js';
+import { FileRange } from '../sources/file-range.js';
 import { IdentifierList, transferList } from '../state/identifier-list.js';
 import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, mapCsvBatch } from '../transform/audience-records.js';
 import { partFailureOf, type ExportPartTask, type FromPartWorker, type ToPartWorker } from './export-part-messages.js';
@@ -57,9 +57,9 @@ let partBytesRead = 0;
 
 async function* partBytes(): AsyncGenerator<Buffer> {
   if (task.headerBytes) yield Buffer.from(task.headerBytes);
-  for await (const chunk of createReadStream('', { fd: task.fd, autoClose: false, start: task.start, end: task.end - 1, highWaterMark: PART_READ_BYTES })) {
-    partBytesRead += (chunk as Buffer).length;
-    yield chunk as Buffer;
+  for await (const chunk of new FileRange(task.fd, task.start, task.end, PART_READ_BYTES).chunks()) {
+    partBytesRead += chunk.length;
+    yield chunk;
   }
 }
 

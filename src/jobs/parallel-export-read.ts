@@ -24,11 +24,12 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { closeSync, createReadStream, fstatSync, openSync } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import { ConfigError, InternalError } from '../errors.js';
 import { workerModuleUrl } from '../worker-module.js';
 import { splitCsvFile } from '../sources/csv-split.js';
 import { changedWhileRead, fileVersionOf } from '../sources/file-version.js';
+import { FileRange } from '../sources/file-range.js';
 import { readCsv } from '../sources/csv.js';
 import { formatOfPath } from '../sources/index.js';
 import { IdentifierList, addCountsByField, transferList, type CountsByField } from '../state/identifier-list.js';
@@ -313,8 +314,8 @@ async function readOpenExportInParallel(
   const readOwnPart = async (): Promise<void> => {
     const first = split.parts[0];
     if (!first) return;
-    const stream = createReadStream('', { fd, autoClose: false, start: 0, end: first.end - 1, highWaterMark: OWN_PART_READ_BYTES });
-    const reader = readCsv({ name: job.source.path, stream, format }, { ...EXPORT_HEADER_OPTIONS, delimiter: split.delimiter, encoding: job.source.encoding });
+    const range = new FileRange(fd, 0, first.end, OWN_PART_READ_BYTES);
+    const reader = readCsv({ name: job.source.path, stream: range.stream(), format }, { ...EXPORT_HEADER_OPTIONS, delimiter: split.delimiter, encoding: job.source.encoding });
     const mapper = new AudienceRowMapper(await reader.header(), job.audience, job.source.path);
     let lastRow = 0;
     // One list for every batch: the scan copies what it is given.
@@ -328,9 +329,9 @@ async function readOpenExportInParallel(
       const mapped = mapCsvBatch(batch, mapper, ids, ctx.options.rejectsWithValues);
       for (const r of batch.rows) lastRow = Math.max(lastRow, r.row);
       for (const r of batch.rejects) lastRow = Math.max(lastRow, r.row);
-      await store(0, mapped, stream.bytesRead);
+      await store(0, mapped, range.bytesRead);
     }
-    finishPart(0, lastRow, stream.bytesRead);
+    finishPart(0, lastRow, range.bytesRead);
   };
 
   // Worker messages are handled one at a time, in arrival order: storing a batch is async.
