@@ -105,6 +105,34 @@ describe('run history and checkpoints', () => {
   });
 });
 
+/**
+ * Another process runs `before`, then holds a write transaction on path (in which it runs
+ * `during`) for ms, then runs `then` and commits.
+ */
+async function holdWriteLock(path: string, ms: number, { before = '', during = '', then = '' } = {}): Promise<{ exited: Promise<unknown> }> {
+  const holder = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `import Database from 'better-sqlite3';
+       const db = new Database(${JSON.stringify(path)});
+       db.exec(${JSON.stringify(before)});
+       db.exec('BEGIN IMMEDIATE');
+       db.exec(${JSON.stringify(during)});
+       process.stdout.write('locked\\n');
+       setTimeout(() => { db.exec(${JSON.stringify(then)}); db.exec('COMMIT'); db.close(); }, ${ms});`,
+    ],
+    { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const exited = new Promise((resolve) => holder.once('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    holder.stdout.once('data', () => resolve());
+    holder.once('exit', (code) => reject(new Error(`the lock holder exited (${String(code)}) before locking`)));
+  });
+  return { exited };
+}
+
 describe('database', () => {
   it('uses WAL and passes an integrity check', async () => {
     const path = join(dir(), 's.sqlite');
@@ -149,26 +177,7 @@ describe('database', () => {
     // started together failed so ("database is locked"). Here another process holds a write
     // transaction on a new file for 600 ms.
     const path = join(dir(), 's.sqlite');
-    const holder = spawn(
-      process.execPath,
-      [
-        '--input-type=module',
-        '-e',
-        `import Database from 'better-sqlite3';
-         const db = new Database(${JSON.stringify(path)});
-         db.exec('CREATE TABLE held (x)');
-         db.exec('BEGIN IMMEDIATE');
-         db.exec('INSERT INTO held VALUES (1)');
-         process.stdout.write('locked\\n');
-         setTimeout(() => { db.exec('COMMIT'); db.close(); }, 600);`,
-      ],
-      { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    const exited = new Promise((resolve) => holder.once('exit', resolve));
-    await new Promise<void>((resolve, reject) => {
-      holder.stdout.once('data', () => resolve());
-      holder.once('exit', (code) => reject(new Error(`the lock holder exited (${String(code)}) before locking`)));
-    });
+    const { exited } = await holdWriteLock(path, 600, { before: 'CREATE TABLE held (x)', during: 'INSERT INTO held VALUES (1)' });
     const started = Date.now();
     store = openStateStore(path);
     expect(Date.now() - started).toBeGreaterThanOrEqual(300);
@@ -209,6 +218,53 @@ describe('opening a new database from several processes at once', () => {
     expect(await Promise.all(runs)).toEqual([0, 0, 0, 0, 0, 0]);
     store = openStateStore(path);
     expect(await store.integrityCheck()).toBe('ok');
+  });
+});
+
+/** A database of schema 4 (before catalog_products.job), in WAL mode as adsync leaves it. */
+function schema4(path: string): void {
+  const raw = new Database(path);
+  raw.pragma('journal_mode = WAL');
+  for (const migration of MIGRATIONS.slice(0, 4)) raw.exec(migration);
+  raw.pragma('user_version = 4');
+  raw.close();
+}
+
+describe('upgrading a database another process is writing', () => {
+  it('refuses one that a newer adsync upgraded while this one waited to upgrade it, and leaves its version', async () => {
+    // A newer adsync (schema 6) opens the same old database at the same moment and upgrades it
+    // first. This one read version 4 before it waited for the write lock: it set the version
+    // back to 5 over the newer schema, which the newer adsync then tried to migrate again
+    // (duplicate columns) and this one misread.
+    const path = join(dir(), 's.sqlite');
+    schema4(path);
+    const { exited } = await holdWriteLock(path, 600, { then: `PRAGMA user_version = ${MIGRATIONS.length + 1}` });
+    expect(() => openStateStore(path)).toThrow(new RegExp(`written by a newer adsync \\(schema ${MIGRATIONS.length + 1}\\)`));
+    await exited;
+    const raw = new Database(path, { readonly: true });
+    expect(raw.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length + 1);
+    raw.close();
+  });
+
+  it('held by another process for longer than the busy timeout: a StateError naming the file and what to do, the database left at its version', { timeout: 30_000 }, async () => {
+    // The same for every failure of the upgrade (a full disk: SQLITE_FULL), which was an
+    // "internal error ... this is a bug in adsync", with no failed summary or alert for the run.
+    const path = join(dir(), 's.sqlite');
+    schema4(path);
+    const { exited } = await holdWriteLock(path, 11_000);
+    let failure: unknown;
+    try {
+      openStateStore(path);
+    } catch (error) {
+      failure = error;
+    }
+    expect(failure).toBeInstanceOf(StateError);
+    expect((failure as StateError).message).toBe(`cannot open the state database ${path}: database is locked`);
+    expect((failure as StateError).hint).toContain('another process kept it locked for more than 10 s');
+    await exited;
+    const raw = new Database(path, { readonly: true });
+    expect(raw.pragma('user_version', { simple: true })).toBe(4);
+    raw.close();
   });
 });
 

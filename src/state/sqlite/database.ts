@@ -123,20 +123,34 @@ export function openDatabase(path: string): Db {
   return db;
 }
 
+function newerSchema(path: string, version: number): StateError {
+  return new StateError(`the state database ${path} was written by a newer adsync (schema ${version}); upgrade adsync`);
+}
+
+/**
+ * Migrates the database forward, inside one write transaction. A failure (the disk full, the
+ * file locked by another process for longer than the busy timeout) leaves it at its version,
+ * and is a StateError naming the file and what to do, as a failed open is.
+ */
 function migrate(db: Db, path: string): void {
-  const version = db.pragma('user_version', { simple: true }) as number;
-  if (version > MIGRATIONS.length) {
+  try {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > MIGRATIONS.length) throw newerSchema(path, version);
+    if (version === MIGRATIONS.length) return;
+    // Several processes may open a new database at once (two schedulers starting together):
+    // the version is read again under the write lock, so only the first one migrates, and one
+    // that a newer adsync upgraded meanwhile is refused (not set back to this version).
+    db.transaction(() => {
+      const current = db.pragma('user_version', { simple: true }) as number;
+      if (current > MIGRATIONS.length) throw newerSchema(path, current);
+      for (let v = current; v < MIGRATIONS.length; v++) {
+        db.exec(MIGRATIONS[v] ?? '');
+      }
+      db.pragma(`user_version = ${MIGRATIONS.length}`);
+    }).immediate();
+  } catch (error) {
     db.close();
-    throw new StateError(`the state database ${path} was written by a newer adsync (schema ${version}); upgrade adsync`);
+    if (error instanceof StateError) throw error;
+    throw new StateError(`cannot open the state database ${path}: ${(error as Error).message}`, { cause: error, hint: openFailureHint((error as { code?: unknown }).code) });
   }
-  if (version === MIGRATIONS.length) return;
-  // Several processes may open a new database at once (two schedulers starting together):
-  // the version is read again under the write lock, so only the first one migrates.
-  db.transaction(() => {
-    const current = db.pragma('user_version', { simple: true }) as number;
-    for (let v = current; v < MIGRATIONS.length; v++) {
-      db.exec(MIGRATIONS[v] ?? '');
-    }
-    db.pragma(`user_version = ${MIGRATIONS.length}`);
-  }).immediate();
 }
