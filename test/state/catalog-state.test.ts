@@ -159,6 +159,32 @@ describe('raw fingerprints of catalog items', () => {
     expect(await cat.productsByFingerprint([fp(1), fp(22), fp(3)])).toEqual([{ id: 'a', warnings: [] }, { id: 'b', warnings: [] }, undefined]);
   });
 
+  it("are not saved for a product another job took during the run (two jobs of one catalog run at once): it is read again and taken back", async () => {
+    const s = open();
+    const a = s.catalog('c1', 'a');
+    const b = s.catalog('c1', 'b');
+    await a.commitUpserts([{ id: 'x', contentHash: 'hx', productKey: 'k-x' }, { id: 'y', contentHash: 'hy', productKey: 'k-y' }], 1);
+    // Job a's run reads x and y and takes them (they are its own already).
+    const runOfA = await a.scan();
+    await runOfA.add([withFp('x', 1, 'hx', fp(1)), withFp('y', 2, 'hy', fp(2))]);
+    expect(await runOfA.claim()).toEqual(new Map());
+    // Meanwhile job b (another process: jobs have their own locks) takes x, which its feed also holds.
+    const runOfB = await b.scan();
+    await runOfB.add([withFp('x', 1, 'hx', fp(11))]);
+    expect(await runOfB.claim()).toEqual(new Map([['a', 1]]));
+    await runOfB.close();
+    // a's run ends: the fingerprint of a's item is saved for y only; x is b's.
+    expect(await runOfA.saveFingerprints()).toBe(1);
+    await runOfA.close();
+    expect(await a.productsByFingerprint([fp(1), fp(2)])).toEqual([undefined, { id: 'y', warnings: [] }]);
+    // a's next run reads x (not skipped as unchanged), takes it back, and deletes nothing.
+    const next = await a.scan();
+    await next.add([withFp('x', 1, 'hx', fp(1)), { id: 'y', row: 2, line: 2, unchanged: true }]);
+    expect(await next.counts({ mirror: true, full: false })).toEqual({ products: 2, creates: 0, updates: 0, unchanged: 2, deletes: 0, known: 1 });
+    expect(await next.claim()).toEqual(new Map([['b', 1]]));
+    await next.close();
+  });
+
   it('reconciles with the service after an interrupted upload: adds what it lacks, forgets what is gone, keeps known content', async () => {
     const s = open();
     const cat = s.catalog('c1', null);

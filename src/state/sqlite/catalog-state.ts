@@ -419,16 +419,20 @@ class SqliteCatalogScan implements CatalogScan {
   }
 
   saveFingerprints(): Promise<number> {
-    // Only against the saved state itself (not a dry run's copy of the service's list).
+    // Only against the saved state itself (not a dry run's copy of the service's list), and
+    // only for the job's own products: another job's run (jobs have their own locks, so two
+    // jobs of one catalog may run at once) may have taken one since this run's claim, and a
+    // fingerprint of this job on it would skip the item as unchanged while the product is the
+    // other job's (never taken back, and counted wrong in counts()).
     if (this.knownIsTemporary) return Promise.resolve(0);
     const changes = this.db
       .prepare(
         `UPDATE main.catalog_products AS p SET raw_fp = s.fp, feed_warnings = s.warnings
          FROM ${this.table} AS s
          WHERE p.catalog = ? AND p.id = s.id AND s.valid = 1 AND s.same = 0 AND s.fp IS NOT NULL
-           AND p.content_hash = s.content_hash AND p.raw_fp IS NOT s.fp`,
+           AND p.content_hash = s.content_hash AND p.raw_fp IS NOT s.fp AND p.job IS ?`,
       )
-      .run(this.catalog).changes;
+      .run(this.catalog, this.owner).changes;
     return Promise.resolve(changes);
   }
 
