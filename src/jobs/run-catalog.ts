@@ -219,7 +219,7 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
     if (options.validateOnly) {
       // What a run would refuse whatever the state holds: a mirror feed without a valid
       // product; and items that could not be read would stop its deletes.
-      if (deletesAllowed(ctx, job, summary.valid, 0, 0) && mirror) ctx.allowsDestructiveChanges('deletes');
+      if ((await deletesAllowed(ctx, job, summary.valid, 0, 0, () => Promise.resolve(0))) && mirror) ctx.allowsDestructiveChanges('deletes');
       return;
     }
 
@@ -251,7 +251,9 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
       }
     }
     const counts = await scan.counts({ mirror, full: options.full });
-    const allowDeletes = deletesAllowed(ctx, job, counts.products, counts.deletes, counts.known);
+    // Products of other jobs, for the guards' messages only (the state's, not a dry run's list of the service's: all of no job).
+    const othersProducts = async (): Promise<number> => Math.max(0, (await catalog.productCount()) - counts.known);
+    const allowDeletes = await deletesAllowed(ctx, job, counts.products, counts.deletes, counts.known, othersProducts);
     summary.unchanged = counts.unchanged;
     ctx.logger.info({ ...counts, deletesAllowed: allowDeletes }, 'plan');
     if (options.dryRun) {
@@ -350,16 +352,23 @@ async function* withKnownKeys(ctx: RunContext, pages: AsyncGenerator<{ id: strin
   }
 }
 
-function deletesAllowed(ctx: RunContext, job: CatalogJob, products: number, deletes: number, known: number): boolean {
+/**
+ * Whether the plan's deletes may be made. `known`: the products the job may delete (its own and
+ * those of no job); `others()`: how many of the catalog's other jobs (only counted for a message:
+ * they are neither deleted nor part of the share).
+ */
+async function deletesAllowed(ctx: RunContext, job: CatalogJob, products: number, deletes: number, known: number, others: () => Promise<number>): Promise<boolean> {
   if (job.catalog.mode !== 'mirror') return true;
   const ratio = ctx.options.maxDeleteRatio ?? job.catalog.maxDeleteRatio;
   if (products === 0) {
     if (ctx.options.maxDeleteRatio === 1 && ctx.rejects.count === 0) {
-      ctx.note(`the feed has no products and --max-delete-ratio 1 was given: emptying the catalog (${deletes} deletes)`);
+      const kept = await others();
+      ctx.note(`the feed has no products and --max-delete-ratio 1 was given: emptying the catalog${kept > 0 ? ` but for the ${kept} products of other jobs` : ''} (${deletes} deletes)`);
       return true;
     }
+    const kept = deletes > 0 ? await others() : 0;
     ctx.fail(
-      `the feed has no valid products${deletes > 0 ? `: a mirror run would delete all ${deletes} products of the catalog` : ''}; nothing was deleted (check the feed; to empty the catalog on purpose, run once with --max-delete-ratio 1 and a feed without items)`,
+      `the feed has no valid products${deletes > 0 ? `: a mirror run would delete all ${deletes} products of the catalog${kept > 0 ? ` but the ${kept} of other jobs` : ''}` : ''}; nothing was deleted (check the feed; to empty the catalog on purpose, run once with --max-delete-ratio 1 and a feed without items)`,
     );
     return false;
   }
@@ -371,8 +380,9 @@ function deletesAllowed(ctx: RunContext, job: CatalogJob, products: number, dele
     return false;
   }
   if (moreThanShare(deletes, known, ratio)) {
+    const kept = await others();
     ctx.fail(
-      `the feed would delete ${deletes} of ${known} products (${percentOf(deletes, known)}, more than max_delete_ratio ${ratio}); nothing was deleted. If this is intended, raise catalog.max_delete_ratio in ${job.file} or run once with --max-delete-ratio 1`,
+      `the feed would delete ${deletes} of ${known} products${kept > 0 ? `, not counting the ${kept} of other jobs` : ''} (${percentOf(deletes, known)}, more than max_delete_ratio ${ratio}); nothing was deleted. If this is intended, raise catalog.max_delete_ratio in ${job.file} or run once with --max-delete-ratio 1`,
     );
     return false;
   }

@@ -71,6 +71,30 @@ describe('two jobs on one catalog', () => {
     expect(catalogIds(ws).sort()).toEqual([...A, ...B].sort());
   });
 
+  it("the delete guards' messages do not count another job's products as the job's: they stay", async () => {
+    const { ws, feed, run } = await twoJobs('upsert');
+    feed('a', A);
+    feed('b', B);
+    for (const job of ['a', 'b'] as const) expect((await run(job)).code).toBe(0);
+
+    feed('a', []);
+    const empty = await run('a');
+    expect(empty.code).toBe(1);
+    expect(summaryOf(empty).error).toBe(
+      'the feed has no valid products: a mirror run would delete all 6 products of the catalog but the 4 of other jobs; nothing was deleted (check the feed; to empty the catalog on purpose, run once with --max-delete-ratio 1 and a feed without items)',
+    );
+    feed('a', A.slice(0, 2));
+    const share = await run('a');
+    expect(share.code).toBe(1);
+    expect(String(summaryOf(share).error)).toMatch(/^the feed would delete 4 of 6 products, not counting the 4 of other jobs \(66\.7%, more than max_delete_ratio 0\.5\); nothing was deleted/);
+
+    feed('a', []);
+    const emptied = await ws.cli(['run', 'a.yaml', '--json', '--max-delete-ratio', '1']);
+    expect(emptied.code, emptied.stderr).toBe(0);
+    expect(summaryOf(emptied).notes).toEqual(['the feed has no products and --max-delete-ratio 1 was given: emptying the catalog but for the 4 products of other jobs (6 deletes)']);
+    expect(catalogIds(ws).sort()).toEqual(B);
+  });
+
   it('a mirror job still deletes products of no job (sent before jobs were recorded, or listed from the service)', async () => {
     const { ws, feed, run } = await twoJobs('mirror');
     feed('a', A);
