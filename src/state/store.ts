@@ -301,11 +301,13 @@ export interface CatalogState {
    * Makes the saved products those the service holds: adds the ones it lacks (content
    * unknown, so they are sent again while in the feed, deleted once not), forgets the ones the
    * service no longer has, keeps the content of the others. Used after an interrupted upload.
+   * The added ones are the products of the job whose upload was marked (of no job when uploads
+   * of several jobs were), whichever job reconciles.
    */
   reconcile(products: AsyncIterable<readonly ServiceProduct[]>): Promise<{ added: number; forgotten: number }>;
   /** Whether an upload to this catalog began and did not end with every answer committed. */
   uploadInterrupted(): Promise<boolean>;
-  /** Marks an upload as begun (kept if already set: an earlier one was interrupted). */
+  /** Marks an upload of this job as begun (kept if already set: an earlier one was interrupted; of no job once several jobs' are). */
   beginUpload(): Promise<void>;
   /** Marks the uploads as ended with every answer committed (or reconciled). */
   endUpload(): Promise<void>;

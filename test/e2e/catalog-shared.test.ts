@@ -95,6 +95,35 @@ describe('two jobs on one catalog', () => {
     expect(catalogIds(ws).sort()).toEqual(B);
   });
 
+  it("products an interrupted upload left in the catalog are the uploading job's: another job's mirror run reconciles and does not delete them", async () => {
+    const { ws, feed, run } = await twoJobs('mirror');
+    feed('a', A);
+    feed('b', B);
+    for (const job of ['a', 'b'] as const) expect((await run(job)).code).toBe(0);
+
+    // a sends two new products; the service applies the PUT but every answer is lost.
+    feed('a', [...A, 'A-07', 'A-08']);
+    ws.write('a.yaml', `${catalogJob({ name: 'a', source: 'a.xml', mode: 'mirror' })}request_timeout_ms: 600\nretry: { retries: 1 }\n`);
+    ws.fault({ route: 'PUT /12/product_catalogs/*/products', kind: 'delay', ms: 1000, times: 2 });
+    expect((await run('a')).code).toBe(1);
+    ws.write('a.yaml', catalogJob({ name: 'a', source: 'a.xml', mode: 'mirror' }));
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    expect(catalogIds(ws)).toContain('A-08');
+
+    // b runs next: it reconciles the state with the service and leaves a's two products alone.
+    const reconciled = await run('b');
+    expect(reconciled.code, reconciled.stderr).toBe(0);
+    expect(counts(summaryOf(reconciled))).toMatchObject({ deleted: 0, unchanged: 4 });
+    expect(catalogIds(ws).sort()).toEqual([...A, 'A-07', 'A-08', ...B].sort());
+    // a's next run sends them as its own (the state did not know their content); nothing is created again.
+    const next = await run('a');
+    expect(next.code, next.stderr).toBe(0);
+    expect(counts(summaryOf(next))).toMatchObject({ created: 0, deleted: 0 });
+    feed('a', A);
+    expect(counts(summaryOf(await run('a')))).toMatchObject({ deleted: 2 });
+    expect(catalogIds(ws).sort()).toEqual([...A, ...B].sort());
+  });
+
   it('a mirror job still deletes products of no job (sent before jobs were recorded, or listed from the service)', async () => {
     const { ws, feed, run } = await twoJobs('mirror');
     feed('a', A);

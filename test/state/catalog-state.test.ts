@@ -209,6 +209,36 @@ describe('raw fingerprints of catalog items', () => {
     expect(await collect(scan.deletes(10))).toEqual([{ id: 'orphan', productKey: 'k-orphan' }]);
   });
 
+  it("gives the products a reconcile adds to the job whose upload was marked, or to no job when several jobs' were", async () => {
+    const s = open();
+    const a = s.catalog('c1', 'a');
+    const b = s.catalog('c1', 'b');
+    async function* listed(...ids: string[]) {
+      yield ids.map((id) => ({ id, productKey: `k-${id}` }));
+    }
+    const deletableBy = async (cat: typeof a): Promise<string[]> => {
+      const scan = await cat.scan();
+      await scan.add([p('other', 1, 'h')]);
+      const ids = (await collect(scan.deletes(10))).map((d) => d.id);
+      await scan.close();
+      return ids;
+    };
+    await a.beginUpload();
+    await a.beginUpload();
+    expect(await b.reconcile(listed('left-by-a'))).toEqual({ added: 1, forgotten: 0 });
+    await b.endUpload();
+    expect(await deletableBy(b)).toEqual([]);
+    expect(await deletableBy(a)).toEqual(['left-by-a']);
+
+    await a.beginUpload();
+    await b.beginUpload();
+    await a.beginUpload();
+    expect(await b.reconcile(listed('left-by-a', 'left-by-either'))).toEqual({ added: 1, forgotten: 0 });
+    await b.endUpload();
+    expect(await deletableBy(b)).toEqual(['left-by-either']);
+    expect(await deletableBy(a)).toEqual(['left-by-a', 'left-by-either']);
+  });
+
   it('keeps the state and the mark when listing fails during a reconcile', async () => {
     const s = open();
     const cat = s.catalog('c1', null);

@@ -222,13 +222,16 @@ export class SqliteCatalogState implements CatalogState {
              WHERE p.catalog = ? AND t.id = p.id AND p.product_key IS NOT t.product_key`,
           )
           .run(this.catalog);
+        // Those the state lacks were left by the marked upload: its job's (of no job when
+        // uploads of several jobs were marked), so that another job's mirror run does not
+        // delete them while they may still be in that job's feed.
         const added = this.db
           .prepare(
-            `INSERT INTO catalog_products (catalog, id, content_hash, product_key, sent_at)
-             SELECT ?, t.id, NULL, t.product_key, NULL FROM ${table} t
+            `INSERT INTO catalog_products (catalog, id, content_hash, product_key, sent_at, job)
+             SELECT ?, t.id, NULL, t.product_key, NULL, (SELECT upload_job FROM catalogs WHERE id = ?) FROM ${table} t
              WHERE NOT EXISTS (SELECT 1 FROM catalog_products p WHERE p.catalog = ? AND p.id = t.id)`,
           )
-          .run(this.catalog, this.catalog).changes;
+          .run(this.catalog, this.catalog, this.catalog).changes;
         return { added, forgotten };
       })(),
     );
@@ -240,12 +243,18 @@ export class SqliteCatalogState implements CatalogState {
   }
 
   beginUpload(): Promise<void> {
-    this.db.prepare('UPDATE catalogs SET upload_started_at = COALESCE(upload_started_at, ?) WHERE id = ?').run(Date.now(), this.catalog);
+    // The job that marked it; NULL (unknown) once another job's upload is marked too.
+    this.db
+      .prepare(
+        `UPDATE catalogs SET upload_started_at = COALESCE(upload_started_at, $now),
+           upload_job = CASE WHEN upload_started_at IS NULL OR upload_job IS $owner THEN $owner ELSE NULL END WHERE id = $catalog`,
+      )
+      .run({ now: Date.now(), owner: this.owner, catalog: this.catalog });
     return Promise.resolve();
   }
 
   endUpload(): Promise<void> {
-    this.db.prepare('UPDATE catalogs SET upload_started_at = NULL WHERE id = ?').run(this.catalog);
+    this.db.prepare('UPDATE catalogs SET upload_started_at = NULL, upload_job = NULL WHERE id = ?').run(this.catalog);
     return Promise.resolve();
   }
 

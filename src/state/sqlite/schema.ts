@@ -105,4 +105,11 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE catalog_products ADD COLUMN job TEXT;
   `,
+  // 6: upload_job: the job whose run or backfill set upload_started_at; NULL when uploads of
+  // several jobs were left marked (or the mark predates this column). The products a reconcile
+  // finds in the service and not in the state are that job's: its upload left them, and
+  // another job's mirror run does not delete them.
+  `
+  ALTER TABLE catalogs ADD COLUMN upload_job TEXT;
+  `,
 ];
