@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { StateError } from '../../src/errors.js';
 import { openStateStore, type StateStore } from '../../src/state/index.js';
 import { SqliteCatalogState } from '../../src/state/sqlite/catalog-state.js';
@@ -251,6 +251,52 @@ describe('raw fingerprints of catalog items', () => {
     await expect(cat.reconcile(failing())).rejects.toThrow('network');
     expect(await cat.productCount()).toBe(1);
     expect(await cat.uploadInterrupted()).toBe(true);
+  });
+});
+
+describe("taking over the feed's products (claim)", () => {
+  const fp = (n: number) => Buffer.alloc(32, n);
+  it('looks at no product when every item was skipped as unchanged, and only at those read otherwise', async () => {
+    const db = openDatabase(join(mkdtempSync(join(tmpdir(), 'adsync-state-')), 'state.sqlite'));
+    try {
+      const a = new SqliteCatalogState(db, 'c1', 'a');
+      const b = new SqliteCatalogState(db, 'c1', 'b');
+      await a.commitUpserts([{ id: 'x', contentHash: 'hx', productKey: 'k-x' }, { id: 'y', contentHash: 'hy', productKey: 'k-y' }], 1);
+      await b.commitUpserts([{ id: 'z', contentHash: 'hz', productKey: 'k-z' }], 1);
+      let scan = await a.scan();
+      await scan.add([{ ...p('x', 1, 'hx'), fingerprint: fp(1), warnings: [] }, { ...p('y', 2, 'hy'), fingerprint: fp(2), warnings: [] }]);
+      await scan.counts({ mirror: true, full: false });
+      expect(await scan.claim()).toEqual(new Map());
+      expect(await scan.saveFingerprints()).toBe(2);
+      await scan.close();
+
+      // An unchanged feed: every item skipped; claim prepares no statement (no pass over the catalog's products).
+      scan = await a.scan();
+      await scan.add([{ id: 'x', row: 1, line: 1, unchanged: true }, { id: 'y', row: 2, line: 2, unchanged: true }]);
+      await scan.counts({ mirror: true, full: false });
+      const prepare = vi.spyOn(db, 'prepare');
+      try {
+        expect(await scan.claim()).toEqual(new Map());
+        expect(prepare).not.toHaveBeenCalled();
+      } finally {
+        prepare.mockRestore();
+      }
+      await scan.close();
+
+      // z moves to a's feed: taken, the others untouched.
+      scan = await a.scan();
+      await scan.add([{ id: 'x', row: 1, line: 1, unchanged: true }, { ...p('z', 2, 'hz'), fingerprint: fp(3), warnings: [] }]);
+      await scan.counts({ mirror: true, full: false });
+      expect(await scan.claim()).toEqual(new Map([['b', 1]]));
+      await scan.close();
+      expect(db.prepare('SELECT id, job FROM catalog_products ORDER BY id').all()).toEqual([
+        { id: 'x', job: 'a' },
+        { id: 'y', job: 'a' },
+        { id: 'z', job: 'a' },
+      ]);
+    } finally {
+      db.close();
+    }
   });
 });
 

@@ -299,6 +299,8 @@ class SqliteCatalogScan implements CatalogScan {
   private knownIsTemporary = false;
   private seq = 0;
   private occurrences = 0;
+  /** Valid items read (not skipped as unchanged), once counts() has counted them. */
+  private readValid: number | undefined;
 
   constructor(
     private readonly db: Db,
@@ -423,6 +425,8 @@ class SqliteCatalogScan implements CatalogScan {
     }
     const creates = row.creates ?? 0;
     const updates = row.updates ?? 0;
+    // Read and valid: all of them when none was skipped.
+    this.readValid = row.products;
     const products = row.products + skipped;
     return Promise.resolve({ products, creates, updates, unchanged: products - creates - updates, deletes, known });
   }
@@ -447,17 +451,23 @@ class SqliteCatalogScan implements CatalogScan {
 
   claim(): Promise<Map<string, number>> {
     const taken = new Map<string, number>();
-    if (this.knownIsTemporary || this.owner === null) return Promise.resolve(taken);
+    // Items skipped as unchanged (same = 1) are the job's own already (see counts): when every
+    // item was (an unchanged feed), there is nothing to take, and nothing is looked at.
+    if (this.knownIsTemporary || this.owner === null || this.readValid === 0) return Promise.resolve(taken);
     const params = { catalog: this.catalog, owner: this.owner };
-    // Items skipped as unchanged (same = 1) are the job's own already (see counts).
-    const inFeed = `p.catalog = $catalog AND p.id = s.id AND s.valid = 1 AND s.same = 0 AND p.job IS NOT $owner`;
+    // From the items read to their products (CROSS JOIN keeps that order): not a pass over
+    // every product of the catalog, other jobs' included, per run.
+    const read = `SELECT s.id FROM ${this.table} AS s WHERE s.valid = 1 AND s.same = 0`;
     const others = this.db.prepare(
-      `SELECT p.job AS job, COUNT(*) AS n FROM main.catalog_products AS p JOIN ${this.table} AS s ON ${inFeed} WHERE p.job IS NOT NULL GROUP BY p.job`,
+      `SELECT p.job AS job, COUNT(*) AS n FROM ${this.table} AS s CROSS JOIN main.catalog_products AS p
+       ON p.catalog = $catalog AND p.id = s.id WHERE s.valid = 1 AND s.same = 0 AND p.job IS NOT NULL AND p.job IS NOT $owner GROUP BY p.job`,
     );
     for (const row of others.all(params) as { job: string; n: number }[]) taken.set(row.job, row.n);
     // A fingerprint saved by another job's run was made with that job in it: forgotten.
     return writeState(this.db, () => {
-      this.db.prepare(`UPDATE main.catalog_products AS p SET job = $owner, raw_fp = NULL, feed_warnings = NULL FROM ${this.table} AS s WHERE ${inFeed}`).run(params);
+      this.db
+        .prepare(`UPDATE main.catalog_products AS p SET job = $owner, raw_fp = NULL, feed_warnings = NULL WHERE p.catalog = $catalog AND p.job IS NOT $owner AND p.id IN (${read})`)
+        .run(params);
       return taken;
     });
   }
