@@ -24,7 +24,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { closeSync, fstatSync, openSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, statSync } from 'node:fs';
 import { ConfigError, InternalError } from '../errors.js';
 import { workerModuleUrl } from '../worker-module.js';
 import { splitCsvFile } from '../sources/csv-split.js';
@@ -190,7 +190,12 @@ export async function readExportInParallel(ctx: RunContext, job: AudienceJob, sc
   if (format !== 'csv' && format !== 'tsv') return false;
   let fd: number;
   try {
-    fd = openSync(job.source.path, 'r');
+    // Only a regular file large enough is opened here, on the main thread: opening a FIFO
+    // waits for a writer, which blocked the whole process (the stop signals too), and closing
+    // it again broke that writer's pipe. O_NONBLOCK: a path replaced by one meanwhile.
+    const stats = statSync(job.source.path);
+    if (!stats.isFile() || stats.size < PARALLEL_MIN_BYTES) return false;
+    fd = openSync(job.source.path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch {
     return false; // unreadable here: the sequential read reports why
   }
@@ -211,7 +216,9 @@ async function readOpenExportInParallel(
   let split;
   let opened;
   try {
-    opened = fileVersionOf(fstatSync(fd));
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) return false;
+    opened = fileVersionOf(stats);
     const mainShare = MAIN_THREAD_SHARE / (MAIN_THREAD_SHARE + (threads - 1));
     const shares = [mainShare, ...Array.from({ length: threads - 2 }, () => (1 - mainShare) / (threads - 1))];
     split = splitCsvFile(job.source.path, { parts: threads, shares, delimiter: job.source.delimiter, preferTab: format === 'tsv', minBytes: PARALLEL_MIN_BYTES, fd });

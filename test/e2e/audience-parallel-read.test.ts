@@ -5,7 +5,9 @@
  * first was read), with quoted multi-line fields around the cut; and the same counts of valid
  * and invalid values per identifier type, which the guards of a mirror run judge.
  */
-import { closeSync, openSync, readFileSync, renameSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, openSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashIdentifier, type IdentifierType } from '../../src/hash/index.js';
@@ -188,5 +190,31 @@ describe('reading a large export on two threads', () => {
     } finally {
       writeFileSync(path, csv);
     }
+  });
+
+  it('reads a FIFO as a one-thread read does, without waiting on the main thread for its writer nor breaking its pipe', { timeout: 60_000 }, async () => {
+    const runOnFifo = async (ws: Workspace): Promise<CliResult> => {
+      const path = join(ws.dir, 'exports', 'pipe.csv');
+      rmSync(path, { force: true });
+      execFileSync('mkfifo', [path]);
+      ws.write('pipe.yaml', JOB.replace('exports/crm.csv', 'exports/pipe.csv'));
+      const child = ws.spawn(['run', 'pipe.yaml', '--dry-run', '--json']);
+      // Held up, the run never ends: killed, it fails the test instead of timing it out.
+      const kill = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      try {
+        // The exporter writes the export into the FIFO (opening it waits for the reader).
+        await writeFile(path, 'Customer ID,Full Name,E-mail,Phone,Twitter,Country\nP1,One,one@example.com,,,US\n');
+        return await collect(child);
+      } finally {
+        clearTimeout(kill);
+        rmSync(path, { force: true });
+      }
+    };
+    const a = await runOnFifo(one);
+    const b = await runOnFifo(two);
+    expect(b.signal, b.stderr).toBeNull();
+    expect(b.code).toBe(a.code);
+    const pick = (s: Record<string, unknown> | undefined) => ({ ...s, job: undefined, run_id: undefined, duration_ms: undefined, rejects_file: undefined, error: (s?.error as string | undefined)?.replace(/\/adsync-e2e-[^/]+\//, '/') });
+    expect(pick(summaries(b)[0])).toEqual(pick(summaries(a)[0]));
   });
 });
