@@ -291,9 +291,10 @@ export class CsvRowCollector {
     if (includesInAny(values, OVERLONG_LINE_MARKER)) {
       throw new SourceError(`${at}: the header line is longer than ${this.settings.maxRowBytes} bytes; is this a CSV file?`);
     }
-    // A CR inside the header record: the rows that follow it are in it too (a wide header of
-    // an old Mac file, past the first bytes looked at). It read as a header of every cell and no row.
-    if (includesInAny(values, '\r')) throw this.oldMacLineBreaks();
+    // A CR inside a header record without LF: the rows that follow it are in it too (a wide
+    // header of an old Mac file, past the first bytes looked at). It read as a header of every
+    // cell and no row. A quoted header cell with a CRLF line break in it is not that.
+    if (includesInAny(values, '\r') && !includesInAny(values, '\n')) throw this.oldMacLineBreaks();
     if (this.checkValuesForBadBytes && includesInAny(values, REPLACEMENT_CHARACTER)) {
       throw new SourceError(`${at}: the header row contains bytes that are not UTF-8`, { hint: LATIN1_HINT });
     }

@@ -214,6 +214,16 @@ describe('readCsv edge cases', () => {
     expect(error.message).toBe('mac.csv uses old Mac line breaks (CR only)');
   });
 
+  it('reads a CRLF export whose header has a quoted cell with a line break in it (not old Mac line breaks)', async () => {
+    const { header, rows, rejects } = await readFixture('crm-multiline-header.csv');
+    expect(header).toEqual(['Email', 'Notes\r\n(internal)', 'Customer ID']);
+    expect(rows.map((r) => r.values)).toEqual([
+      ['user1@example.com', 'first\r\nnote', 'C1'],
+      ['user2@example.com', '', 'C2'],
+    ]);
+    expect(rejects).toEqual([]);
+  });
+
   it.each([
     ['an .xlsx workbook', Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x06, 0x00]), 'is a ZIP archive (an .xlsx workbook?); export the sheet as CSV'],
     ['an .xls workbook', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), 'is an Excel .xls workbook; export the sheet as CSV'],
