@@ -77,9 +77,19 @@ export function defaultCredentialsPath(env: NodeJS.ProcessEnv = process.env): st
   return join(base, 'adsync', 'credentials.json');
 }
 
+/** The default profile (the ADSYNC_* variables): `default`, in any case. */
+export function isDefaultProfile(profile: string): boolean {
+  return profile.toLowerCase() === 'default';
+}
+
+/** ` --profile <name>` for a command to suggest, nothing for the default profile. */
+export function profileFlag(profile: string): string {
+  return isDefaultProfile(profile) ? '' : ` --profile ${profile}`;
+}
+
 /** The environment variable prefix of a profile: ADSYNC_ or ADSYNC_<PROFILE>_. */
 export function envPrefix(profile: string | undefined): string {
-  if (profile === undefined || profile.toLowerCase() === 'default') return 'ADSYNC_';
+  if (profile === undefined || isDefaultProfile(profile)) return 'ADSYNC_';
   if (!PROFILE_NAME.test(profile)) {
     throw new ConfigError(`credentials profile "${profile}" is not a valid name`, {
       hint: 'use letters, digits and underscores, starting with a letter',
@@ -292,7 +302,7 @@ const FIELDS = [
  * secret are what `adsync auth login` obtains.
  */
 function incompleteHint(profile: string, prefix: string, path: string, missing: readonly string[], consumerOnly: boolean): string {
-  const login = `adsync auth login${profile === 'default' ? '' : ` --profile ${profile}`}`;
+  const login = `adsync auth login${profileFlag(profile)}`;
   const consumerMissing = missing.some((name) => name === `${prefix}CONSUMER_KEY` || name === `${prefix}CONSUMER_SECRET`);
   if (!consumerMissing) return `set the environment variables, or run \`${login}\` to store the profile (README, "Credentials")`;
   const setConsumer = `set ${prefix}CONSUMER_KEY and ${prefix}CONSUMER_SECRET to your app's consumer key and secret (the developer portal's "Keys and tokens"), or put consumer_key and consumer_secret in profile "${profile}" of ${path}`;

@@ -14,6 +14,7 @@
  * | ApiRequestError        | any other non-2xx answer                          | no        |
  */
 import { AdsyncError, ExitCode, InterruptedError, type AdsyncErrorOptions } from '../errors.js';
+import { profileFlag } from './credentials.js';
 
 /** One entry of the service's `errors` array. */
 export interface ServiceErrorItem {
@@ -91,7 +92,7 @@ export class AuthError extends ApiError {
   constructor(ctx: HttpErrorContext, profile = 'default', clockOffsetMs?: number) {
     const revoked = ctx.errors.some((e) => String(e.code) === '89');
     const clockOff = !revoked && clockOffsetMs !== undefined && Math.abs(clockOffsetMs) > CLOCK_SKEW_MS;
-    const named = profile === 'default' ? '' : ` --profile ${profile}`;
+    const named = profileFlag(profile);
     super(
       ctx,
       revoked

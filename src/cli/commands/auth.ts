@@ -7,7 +7,7 @@
  */
 import type { Command } from 'commander';
 import { AdsApiClient } from '../../api/client.js';
-import { Credentials, defaultCredentialsPath, envPrefix, loadCredentials, readCredentialsFile, readStoredProfile, writeCredentialsProfile } from '../../api/credentials.js';
+import { Credentials, defaultCredentialsPath, envPrefix, isDefaultProfile, loadCredentials, profileFlag, readCredentialsFile, readStoredProfile, writeCredentialsProfile } from '../../api/credentials.js';
 import { authorizeUrl, exchangeForAccessToken, invalidateAccessToken, obtainRequestToken } from '../../api/oauth-flow.js';
 import { AuthError, PinRejectedError } from '../../api/errors.js';
 import { ConfigError } from '../../errors.js';
@@ -41,7 +41,7 @@ function loginCommand(ctx: CliContext, options: LoginOptions, extra: string[] = 
   const config = ctx.globalOptions().config;
   if (config !== undefined) words.push('--config', shellWord(config));
   words.push('auth', 'login');
-  if (options.profile !== 'default') words.push('--profile', shellWord(options.profile));
+  if (!isDefaultProfile(options.profile)) words.push('--profile', shellWord(options.profile));
   if (options.credentialsFile !== undefined) words.push('--credentials-file', shellWord(options.credentialsFile));
   words.push(...extra);
   if (!options.prompt && !extra.includes('--pin')) words.push('--no-prompt');
@@ -183,7 +183,7 @@ function revokedFromEnvironmentNote(ctx: CliContext, profile: string, path: stri
   const vars = `${prefix}ACCESS_TOKEN and ${prefix}ACCESS_TOKEN_SECRET`;
   let note = `It was the token in ${prefix}ACCESS_TOKEN (set in this environment, which wins over the credentials file): unset ${vars} wherever jobs get their environment.\n`;
   if (storedToken !== undefined && storedToken !== revoked) {
-    note += `Profile "${profile}" of ${path} holds another access token, which was not revoked: to revoke it too, run \`adsync auth revoke${profile === 'default' ? '' : ` --profile ${profile}`}\` where ${vars} are not set.\n`;
+    note += `Profile "${profile}" of ${path} holds another access token, which was not revoked: to revoke it too, run \`adsync auth revoke${profileFlag(profile)}\` where ${vars} are not set.\n`;
   }
   return note;
 }
