@@ -52,15 +52,12 @@ async function credit(): Promise<void> {
  */
 const PART_READ_BYTES = 256 * 1024;
 
-/** Bytes of the part read so far (the header record given to it not counted). */
-let partBytesRead = 0;
+/** The part; its bytesRead does not count the header record given to it. */
+const part = new FileRange(task.fd, task.start, task.end, PART_READ_BYTES);
 
 async function* partBytes(): AsyncGenerator<Buffer> {
   if (task.headerBytes) yield Buffer.from(task.headerBytes);
-  for await (const chunk of new FileRange(task.fd, task.start, task.end, PART_READ_BYTES).chunks()) {
-    partBytesRead += chunk.length;
-    yield chunk;
-  }
+  yield* part.chunks();
 }
 
 async function run(): Promise<void> {
@@ -86,10 +83,10 @@ async function run(): Promise<void> {
     const arrays = ids.lend();
     if (arrays) lent.push(ids);
     else free.push(ids);
-    const message: FromPartWorker = { ...mapped, type: 'batch', ids: arrays ?? ids.toTransferable(), bytesRead: partBytesRead };
+    const message: FromPartWorker = { ...mapped, type: 'batch', ids: arrays ?? ids.toTransferable(), bytesRead: part.bytesRead };
     port?.postMessage(message, arrays ? transferList(arrays) : []);
   }
-  post({ type: 'done', lastRow, bytesRead: partBytesRead });
+  post({ type: 'done', lastRow, bytesRead: part.bytesRead });
 }
 
 run().catch((error: unknown) => {
