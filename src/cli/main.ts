@@ -97,7 +97,10 @@ export async function main(argv: string[], io: CliIo = processIo(), env: NodeJS.
     return ctx.exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return ExitCode.ok;
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return ExitCode.ok;
+      // `adsync help` asks for the help (exit code 0); `adsync` or `adsync auth` alone lacks its
+      // command (commander shows the help on stderr, exit code 1): a usage error.
+      if (error.code === 'commander.help' && error.exitCode === 0) return ExitCode.ok;
       return ExitCode.usage;
     }
     const { text, exitCode } = describeFailure(error);

@@ -469,6 +469,20 @@ describe('usage errors exit 2 with a short message and no stack trace', () => {
     expect(existsSync(ws.statePath)).toBe(false);
   });
 
+  it('no command (adsync, adsync auth): the help on stderr, exit 2; asked for (--help, help), on stdout, exit 0', async () => {
+    for (const args of [[], ['auth']]) {
+      const r = await ws.cli(args);
+      expect(r.code, `adsync ${args.join(' ')}`).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(new RegExp(`^Usage: adsync ${args.length > 0 ? 'auth ' : ''}\\[options\\] \\[command\\]\\n`));
+    }
+    for (const args of [['--help'], ['help'], ['auth', '--help'], ['help', 'auth']]) {
+      const r = await ws.cli(args);
+      expect(r.code, `adsync ${args.join(' ')}`).toBe(0);
+      expect(r.stdout).toMatch(/^Usage: adsync /);
+    }
+  });
+
   it('ADSYNC_LOG_LEVEL that is not a level: exit 2 naming the variable and the levels, for every command; empty is unset (info)', async () => {
     const LEVELS = 'fatal, error, warn, info, debug, trace, silent';
     for (const value of ['verbose', 'INFO', ' ']) {
