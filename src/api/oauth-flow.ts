@@ -2,8 +2,14 @@
  * The OAuth 1.0a PIN (oob) three-legged flow and token revocation, on the platform address
  * (ADSYNC_API_URL). The request-token and access-token answers are ampersand-joined
  * key=value pairs, not JSON, whatever the endpoint information says.
+ *
+ * The tokens, secrets and PIN of the flow are registered as secrets as soon as adsync has them,
+ * as the client registers its credentials: a refusal that quotes the request (its
+ * Authorization header, its URL with the oauth_verifier) is then scrubbed from every message
+ * and log line.
  */
 import { z } from 'zod';
+import { registerSecrets } from '../logging/secrets.js';
 import type { AdsApiClient } from './client.js';
 import { ApiRequestError } from './errors.js';
 import type { TokenCredentials } from './oauth1.js';
@@ -33,6 +39,7 @@ export async function obtainRequestToken(client: AdsApiClient, callback = 'oob')
   return client.send({ method: 'POST', path, base: 'api', family: 'oauth', token: null, oauthParams: { oauth_callback: callback } }, (a) => {
     const answer = parseFormAnswer(a.body);
     const f = requireFields(path, answer, ['oauth_token', 'oauth_token_secret']);
+    registerSecrets([f.oauth_token, f.oauth_token_secret]);
     return { token: f.oauth_token, tokenSecret: f.oauth_token_secret, callbackConfirmed: answer.oauth_callback_confirmed === 'true' };
   });
 }
@@ -50,10 +57,13 @@ export interface AccessToken extends TokenCredentials {
 /** Step 3: POST oauth/access_token with the verifier (the PIN), signed with the request token. */
 export async function exchangeForAccessToken(client: AdsApiClient, requestToken: TokenCredentials, verifier: string): Promise<AccessToken> {
   const path = '/oauth/access_token';
+  registerSecrets([requestToken.token, requestToken.tokenSecret, verifier]);
   return client.send(
     { method: 'POST', path, base: 'api', family: 'oauth', token: requestToken, query: { oauth_verifier: verifier } },
     (a) => {
-      const f = requireFields(path, parseFormAnswer(a.body), ['oauth_token', 'oauth_token_secret', 'user_id', 'screen_name']);
+      const answer = parseFormAnswer(a.body);
+      registerSecrets([answer.oauth_token ?? '', answer.oauth_token_secret ?? '']);
+      const f = requireFields(path, answer, ['oauth_token', 'oauth_token_secret', 'user_id', 'screen_name']);
       return { token: f.oauth_token, tokenSecret: f.oauth_token_secret, userId: f.user_id, screenName: f.screen_name };
     },
   );

@@ -272,6 +272,46 @@ describe('no secret in any output, file, database or alert', () => {
     30_000,
   );
 
+  it('auth login: a platform that quotes the request (its Authorization header, its URL) in a refusal of the PIN: the request token, its secret and the PIN are in no output', { timeout: 30_000 }, async () => {
+    const own = await createWorkspace({ credentials: CREDENTIALS });
+    // The platform's OAuth endpoints, refusing the exchange with the request as they got it.
+    const echo = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const message = `Could not authenticate you: ${req.method ?? ''} ${req.url ?? ''} with ${req.headers.authorization ?? ''}`;
+        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [{ code: 32, message }] }));
+      });
+    });
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    try {
+      const acmeEnv = { ADSYNC_ACME_CONSUMER_KEY: CREDENTIALS.consumerKey, ADSYNC_ACME_CONSUMER_SECRET: CREDENTIALS.consumerSecret };
+      const file = join(own.dir, 'credentials.json');
+      const step1 = await own.cli(['--log-level', 'trace', 'auth', 'login', '--profile', 'acme', '--credentials-file', file], acmeEnv);
+      expect(step1.code, step1.stderr).toBe(0);
+      const pending = (JSON.parse(readFileSync(file, 'utf8')) as { profiles: Record<string, Record<string, string>> }).profiles.acme ?? {};
+      const requestToken = pending.pending_request_token ?? '';
+      const requestTokenSecret = pending.pending_request_token_secret ?? '';
+      expect(requestToken).toMatch(/.{6,}/);
+      // The first step prints the address to open, which names the request token: by design.
+      expect(step1.stderr).toContain(`oauth_token=${requestToken}`);
+      const pin = '7654321';
+      const refused = await own.cli(['--log-level', 'trace', 'auth', 'login', '--profile', 'acme', '--credentials-file', file, '--pin', pin], {
+        ...acmeEnv,
+        ADSYNC_API_URL: `http://127.0.0.1:${(echo.address() as AddressInfo).port}`,
+      });
+      expect(refused.code).toBe(3);
+      expectNoStackTrace(refused);
+      expect(refused.stderr).toContain('adsync: the PIN was not accepted (it is wrong, or was already used): POST /oauth/access_token answered HTTP 401: 32 Could not authenticate you: POST /oauth/access_token?oauth_verifier=[redacted] with OAuth ');
+      expect(refused.stderr).toContain('oauth_token="[redacted]"');
+      const output = `${refused.stdout}\n${refused.stderr}\n${step1.stderr.replace(`oauth_token=${requestToken}`, '')}\n${step1.stdout}`;
+      const found = [requestToken, requestTokenSecret, pin, CREDENTIALS.consumerSecret].flatMap((secret) => forms(secret).filter((form) => output.includes(form)));
+      expect(found).toEqual([]);
+    } finally {
+      await new Promise<void>((resolve) => echo.close(() => resolve()));
+      await own.close();
+    }
+  });
+
   it('a delete refused with a message that echoes the Authorization header: the token is in no summary, run history, state file or alert', { timeout: 60_000 }, async () => {
     const own = await createWorkspace({ credentials: CREDENTIALS });
     // An Ads API (or a proxy before it) that refuses each product delete with a message quoting
