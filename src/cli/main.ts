@@ -14,11 +14,35 @@ import { registerCommands } from './commands/index.js';
 import { CliContext, type CliIo, type GlobalOptions } from './context.js';
 import { describeFailure } from './errors.js';
 
+/** The streams whose reader went away, and those already watched for it. */
+const readerGone = new WeakMap<NodeJS.WriteStream, boolean>();
+
+/**
+ * Writes to stdout or stderr. A reader that goes away (`adsync runs | head`, logs piped to a
+ * reader that quits or dies) makes a write fail with EPIPE, emitted as an 'error' event:
+ * unhandled, it printed a stack trace and killed the process, in the middle of a run (left
+ * `running`, its lock to be taken over). What nobody reads any more is dropped instead, and the
+ * command ends as it would have: its runs finished and recorded, its exit code theirs.
+ */
+function writerTo(stream: NodeJS.WriteStream): (text: string) => void {
+  if (!readerGone.has(stream)) {
+    readerGone.set(stream, false);
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      // After the first EPIPE the stream is destroyed: a write already under way fails so too.
+      if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+      readerGone.set(stream, true);
+    });
+  }
+  return (text) => {
+    if (readerGone.get(stream) !== true) stream.write(text);
+  };
+}
+
 export function processIo(): CliIo {
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
   return {
-    stdout: (text) => process.stdout.write(text),
-    stderr: (text) => process.stderr.write(text),
+    stdout: writerTo(process.stdout),
+    stderr: writerTo(process.stderr),
     isTty: process.stderr.isTTY === true,
     prompt: interactive
       ? async (question) => {

@@ -15,7 +15,7 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CliResult } from '../helpers/cli.js';
-import { createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
 import { closedPort, startHook, type Hook } from '../helpers/webhook.js';
 
 let ws: Workspace;
@@ -246,5 +246,47 @@ describe('progress off a terminal', () => {
     expect(uploading[0]).toMatchObject({ rowsRead: 50, toSend: 50, sent: 0, requests: 1, retries: 0, percent: 0 });
     // Every line of stderr is a JSON log line (nothing else mixed in off a terminal).
     expect(r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('{'))).toEqual([]);
+  });
+});
+
+describe('a reader of the output that goes away', () => {
+  /** Runs `adsync args`, closing the read end of `stream` once `enough` holds for what came so far. */
+  async function readerLeaves(args: string[], stream: 'stdout' | 'stderr', enough: (text: string) => boolean): Promise<CliResult & { seen: string }> {
+    const child = ws.spawn(args);
+    let seen = '';
+    child[stream]?.on('data', (d: Buffer) => {
+      seen += d.toString();
+      if (enough(seen)) child[stream]?.destroy();
+    });
+    return { ...(await collect(child)), seen };
+  }
+
+  beforeEach(() => {
+    ws.write('crm.csv', `Email\n${Array.from({ length: 20 }, (_, i) => `r${i}@example.com`).join('\n')}\n`);
+    ws.write('a.yaml', audienceJob());
+    ws.write('b.yaml', audienceJob({ audienceId: 'emu-dnr' }).replace('custom_audience_id', 'do_not_reach_list_id'));
+  });
+
+  it('logs piped to a reader that quits (2>&1 | head -1): the run goes on to its end, recorded, exit 0, no stack trace', { timeout: 30_000 }, async () => {
+    // The upload is answered after the reader has gone: the run still has lines to log then.
+    ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 1000, times: 1 });
+    const r = await readerLeaves(['--log-level', 'debug', 'run', 'a.yaml', '--json'], 'stderr', (text) => text.includes('\n'));
+    expect(r.seen).toContain('"msg":"run started"');
+    expect(r.code, r.stdout).toBe(0);
+    expect(summaries(r)).toMatchObject([{ job: 'a', status: 'success', added: 20 }]);
+    const runs = await ws.cli(['runs', '--json']);
+    expect(runs.stdout.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { status: string }).status)).toEqual(['success']);
+    expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email).toHaveLength(20);
+  });
+
+  it('--json piped to a reader that quits after the first summary: the second job still runs, exit 0, no stack trace', { timeout: 30_000 }, async () => {
+    ws.fault({ route: 'POST /12/**/do_not_reach_lists/**', kind: 'delay', ms: 1000, times: 1 });
+    const r = await readerLeaves(['run', 'a.yaml', 'b.yaml', '--json'], 'stdout', (text) => text.includes('\n'));
+    expect(r.seen).toMatch(/^\{"job":"a",/);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('EPIPE');
+    expect(r.stderr).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
+    const runs = await ws.cli(['runs', '--json']);
+    expect(runs.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { job: string; status: string }).map((x) => `${x.job} ${x.status}`)).toEqual(['b success', 'a success']);
   });
 });
