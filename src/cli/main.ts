@@ -49,6 +49,11 @@ export function processIo(): CliIo {
           const rl = createInterface({ input: process.stdin, output: process.stderr });
           try {
             return await rl.question(question);
+          } catch (error) {
+            // Ctrl-C or Ctrl-D at the prompt: nothing was entered (the command says what then).
+            if ((error as Error).name !== 'AbortError') throw error;
+            process.stderr.write('\n');
+            return '';
           } finally {
             rl.close();
           }

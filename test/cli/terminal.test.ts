@@ -242,6 +242,24 @@ describe('in a terminal', () => {
     }
   });
 
+  it.runIf(hasScript)('auth login: Ctrl-C or Ctrl-D at the PIN prompt ends it as no PIN entered (exit 2, what to do), not as a bug in adsync', { timeout: 60_000 }, async () => {
+    const ws = await createWorkspace();
+    try {
+      const env = { ...ws.env, ADSYNC_ACME_CONSUMER_KEY: ws.emulator.credentials.consumerKey, ADSYNC_ACME_CONSUMER_SECRET: ws.emulator.credentials.consumerSecret };
+      for (const key of [CTRL_C, '\x04']) {
+        const { code, output, typed } = await runInTerminal(['auth', 'login', '--profile', 'acme'], { cwd: ws.dir, env, keys: [{ when: /PIN shown after approving: /, type: key }] });
+        const text = (await render(output)).join('\n');
+        expect(typed, text).toBe(1);
+        expect(code, text).toBe(2);
+        expect(text).not.toContain('internal error');
+        expect(text).toMatch(/^adsync: no PIN was entered: the authorization was not finished and nothing was stored$/m);
+        expect(text).toMatch(/^ {2}hint: run `adsync auth login --profile acme` again and enter the PIN shown after approving \(or add --no-prompt to finish later with --pin\)$/m);
+      }
+    } finally {
+      await ws.close();
+    }
+  });
+
   it('pretty log lines are written at once, without secrets', () => {
     const lines: string[] = [];
     registerSecrets(['tok-SECRET-123']);

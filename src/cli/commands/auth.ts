@@ -84,9 +84,17 @@ async function login(ctx: CliContext, options: LoginOptions): Promise<void> {
     }
     requestToken = { token: stored.pending_request_token, tokenSecret: stored.pending_request_token_secret };
   }
-  if (!pin) throw new ConfigError('no PIN was entered');
-
   const prompted = options.pin === undefined;
+  if (!pin) {
+    // At the prompt: an empty line, Ctrl-C or Ctrl-D. The request token was not stored (a
+    // terminal login keeps it in memory), so this authorization cannot be finished any more.
+    throw prompted
+      ? new ConfigError('no PIN was entered: the authorization was not finished and nothing was stored', {
+          hint: `run \`${loginCommand(ctx, options)}\` again and enter the PIN shown after approving (or add --no-prompt to finish later with --pin)`,
+        })
+      : new ConfigError('--pin is empty', { hint: `run \`${loginCommand(ctx, options, ['--pin', '<PIN>'])}\` with the PIN the authorization page shows` });
+  }
+
   let access: Awaited<ReturnType<typeof exchangeForAccessToken>>;
   try {
     access = await exchangeForAccessToken(client, requestToken, pin);
