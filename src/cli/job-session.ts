@@ -6,9 +6,9 @@
 import { statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { isAdsyncError, reportedMessage } from '../errors.js';
+import { ExitCode, isAdsyncError, reportedMessage } from '../errors.js';
 import type { Job } from '../jobs/job.js';
-import { loadJob, peekJobFile } from '../jobs/load-job.js';
+import { displayPath, loadJob, peekJobFile } from '../jobs/load-job.js';
 import { BarProgress, LogProgress, NoProgress, type ProgressDisplay } from '../jobs/progress.js';
 import type { RunEnvironment } from '../jobs/run-context.js';
 import { runNotStarted } from '../jobs/runner.js';
@@ -117,6 +117,21 @@ function warnIfReadableByOthers(ctx: CliContext, path: string): void {
     { state: path, mode: `0${(mode & 0o777).toString(8)}` },
     `the state database can be read by other users of this machine (it holds the audiences' hashed identifiers): chmod 600 ${path}`,
   );
+}
+
+/**
+ * A job that a stop request (SIGTERM, Ctrl-C) kept from starting: no run was made. It is said
+ * (with --json, a summary object like that of a job file that did not load, `interrupted`), so
+ * that neither the exit code nor a --json log passes over it.
+ */
+export function reportNotRun(ctx: CliContext, job: Job, options: { json: boolean; dryRun: boolean }): void {
+  const why = 'not run: stopped by a signal before it started';
+  if (options.json) {
+    const summary = unloadedJobSummary({ name: job.name, kind: job.kind, file: displayPath(job.file, ctx.cwd) }, why, ExitCode.failed, options.dryRun);
+    ctx.io.stdout(`${JSON.stringify({ ...summary, status: 'interrupted' })}\n`);
+  }
+  ctx.io.stderr(`adsync: job ${job.name} ${why}\n`);
+  ctx.fail(ExitCode.failed);
 }
 
 /** Prints a run's outcome: the JSON line, or the table (validate's without the sending counts); a failure line on stderr. */

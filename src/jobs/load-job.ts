@@ -24,7 +24,8 @@ import { validateFieldMapping } from '../transform/field-mapping.js';
 /** Identifier types a do-not-reach list takes (ads-api.md 4.2). */
 const DO_NOT_REACH_IDENTIFIERS: readonly IdentifierType[] = ['email', 'phone_number'];
 
-function displayPath(file: string, cwd: string): string {
+/** A job file as messages name it: relative to the working directory when it is below it. */
+export function displayPath(file: string, cwd: string): string {
   const rel = relative(cwd, file);
   return rel.startsWith('..') || isAbsolute(rel) ? file : rel;
 }

@@ -143,3 +143,49 @@ describe('a stop request during a wait to retry', () => {
     expect(result.stderr).toBe('');
   });
 });
+
+describe('a stop request during `adsync run` of several jobs', () => {
+  it('the jobs not started get their --json summary (interrupted, no run) and a line, and the exit code is 1', { timeout: 60_000 }, async () => {
+    const ws = await workspace();
+    ws.write('crm.csv', `Email\n${Array.from({ length: 20 }, (_, i) => `user${i}@example.com`).join('\n')}\n`);
+    ws.write('a.yaml', 'name: a\naccount_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n');
+    ws.write('b.yaml', 'name: b\naccount_id: emu-account\nsource: { path: crm.csv }\naudience:\n  do_not_reach_list_id: emu-dnr\n  identifiers: { email: Email }\n');
+    // Job a's upload is answered 1.5 s later: the stop comes while it is on the wire.
+    ws.fault({ route: USERS_ROUTE, kind: 'delay', ms: 1500, times: 1 });
+    const child = ws.spawn(['--log-level', 'info', 'run', 'a.yaml', 'b.yaml', '--json']);
+    const done = collect(child);
+    await stderrShows(child, '"msg":"plan"');
+    child.kill('SIGTERM');
+    const result = await done;
+    expect(result.code, result.stderr).toBe(1);
+    const lines = result.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => l.job)).toEqual(['a', 'b']);
+    expect(lines[1]).toEqual({
+      job: 'b',
+      kind: 'do_not_reach',
+      run_id: null,
+      status: 'interrupted',
+      dry_run: false,
+      read: 0,
+      valid: 0,
+      rejected: 0,
+      duplicates: 0,
+      unchanged: 0,
+      created: 0,
+      updated: 0,
+      deleted: 0,
+      added: 0,
+      removed: 0,
+      requests: 0,
+      retries: 0,
+      duration_ms: 0,
+      rejects_file: null,
+      error: 'not run: stopped by a signal before it started',
+      exit_code: 1,
+      job_file: 'b.yaml',
+    });
+    expect(result.stderr).toContain('adsync: job b not run: stopped by a signal before it started\n');
+    // Nothing of job b reached the service.
+    expect(ws.emulator.state().do_not_reach_lists['emu-dnr']?.members.email ?? []).toEqual([]);
+  });
+});

@@ -2,7 +2,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { runJob } from '../../jobs/runner.js';
 import type { CliContext } from '../context.js';
-import { loadJobs, openStoreForJobs, progressFor, reportRun, runEnvironment } from '../job-session.js';
+import { loadJobs, openStoreForJobs, progressFor, reportNotRun, reportRun, runEnvironment } from '../job-session.js';
 
 interface RunFlags {
   dryRun?: boolean;
@@ -26,7 +26,10 @@ export async function runCommand(ctx: CliContext, files: string[], flags: RunFla
   try {
     const env = runEnvironment(ctx, store, progressFor(ctx, false));
     for (const job of jobs) {
-      if (ctx.shutdown.signal.aborted) break;
+      if (ctx.shutdown.signal.aborted) {
+        reportNotRun(ctx, job, { json: flags.json === true, dryRun: flags.dryRun === true });
+        continue;
+      }
       const summary = await runJob(job, env, {
         command: 'run',
         dryRun: flags.dryRun === true,
