@@ -130,6 +130,21 @@ export class PinRejectedError extends ApiError {
   }
 }
 
+/**
+ * HTTP 401 on the first step of `adsync auth login` (oauth/request_token): it is signed with
+ * the app's consumer key and secret alone, so those are what the platform refused (unless the
+ * clock is off, which the AuthError's own hint says). The message is the AuthError's.
+ */
+export class ConsumerKeyRejectedError extends ApiError {
+  readonly code = 'CONSUMER_KEY_REJECTED';
+  readonly retryable = false;
+  override readonly exitCode = ExitCode.auth;
+
+  constructor(cause: AuthError, hint: string) {
+    super({ method: cause.method, path: cause.path }, cause.message, { cause, hint });
+  }
+}
+
 /** HTTP 403: authenticated, but not allowed (for example an account not associated with the user). */
 export class ForbiddenError extends ApiError {
   readonly code = 'FORBIDDEN';

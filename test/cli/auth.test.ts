@@ -156,6 +156,18 @@ describe('adsync auth login / revoke against the emulator', () => {
     );
   });
 
+  it('a consumer key or secret the platform refuses: says to check those two, not an access token login does not use (exit 3)', async () => {
+    const env = baseEnv({ ADSYNC_API_URL: emulator.url, ADSYNC_ACME_CONSUMER_KEY: emulator.credentials.consumerKey, ADSYNC_ACME_CONSUMER_SECRET: 'not-the-app-secret' });
+    const result = await runCli(['auth', 'login', '--profile', 'acme'], { env });
+    expect(result.code).toBe(3);
+    const path = join(env.XDG_CONFIG_HOME ?? '', 'adsync', 'credentials.json');
+    expect(result.stderr).toBe(
+      'adsync: authentication failed: POST /oauth/request_token answered HTTP 401: UNAUTHORIZED_ACCESS the OAuth signature does not match the request\n' +
+        `  hint: check ADSYNC_ACME_CONSUMER_KEY and ADSYNC_ACME_CONSUMER_SECRET (or consumer_key and consumer_secret in profile "acme" of ${path}): they must be your app's consumer key and secret (the developer portal's "Keys and tokens"), with which this first step alone is signed\n`,
+    );
+    expect(existsSync(path)).toBe(false);
+  });
+
   it('says which variables are missing, with exit code 2', async () => {
     const result = await runCli(['auth', 'login', '--profile', 'nobody'], { env: baseEnv() });
     expect(result.code).toBe(2);

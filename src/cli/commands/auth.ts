@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { AdsApiClient } from '../../api/client.js';
 import { Credentials, defaultCredentialsPath, envPrefix, isDefaultProfile, loadCredentials, profileFlag, readCredentialsFile, readStoredProfile, writeCredentialsProfile } from '../../api/credentials.js';
 import { authorizeUrl, exchangeForAccessToken, invalidateAccessToken, obtainRequestToken } from '../../api/oauth-flow.js';
-import { AuthError, PinRejectedError } from '../../api/errors.js';
+import { AuthError, ConsumerKeyRejectedError, PinRejectedError } from '../../api/errors.js';
 import { ConfigError } from '../../errors.js';
 import type { CliContext } from '../context.js';
 
@@ -61,7 +61,15 @@ async function login(ctx: CliContext, options: LoginOptions): Promise<void> {
   let requestToken: { token: string; tokenSecret: string };
   let pin = options.pin?.trim(); // as pasted from the page, perhaps with a space or line end
   if (pin === undefined) {
-    requestToken = await obtainRequestToken(client);
+    requestToken = await obtainRequestToken(client).catch((error: unknown) => {
+      // Signed with the app's key and secret alone: not the access token AuthError's hint names.
+      if (!(error instanceof AuthError) || error.clockOff) throw error;
+      const prefix = envPrefix(options.profile);
+      throw new ConsumerKeyRejectedError(
+        error,
+        `check ${prefix}CONSUMER_KEY and ${prefix}CONSUMER_SECRET (or consumer_key and consumer_secret in profile "${options.profile}" of ${path}): they must be your app's consumer key and secret (the developer portal's "Keys and tokens"), with which this first step alone is signed`,
+      );
+    });
     out(`Open this address in a browser, sign in as the advertiser's user and approve adsync:\n\n  ${authorizeUrl(ctx.settings.apiUrl, requestToken.token)}\n\n`);
     if (ctx.io.prompt && options.prompt) {
       pin = (await ctx.io.prompt('PIN shown after approving: ')).trim();
