@@ -13,15 +13,16 @@
  * The secrets: the consumer secret, the access token and its secret, a wrong token secret,
  * and those the PIN flow creates (the request token secret, the new access token and its
  * secret). The consumer key is not a secret (it identifies the app). `adsync emulator` is
- * not run: it is the service, and prints its own seeded credentials by design; nor is
- * `auth login --print`, whose purpose is to print the new tokens (checked apart: on stdout only).
+ * not among those commands: it is the service, and its banner prints its own seeded credentials
+ * by design (its request log, --log-requests, is checked apart); nor is `auth login --print`,
+ * whose purpose is to print the new tokens (checked apart: on stdout only).
  */
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliResult } from '../helpers/cli.js';
+import { baseEnv, startCli, type CliResult } from '../helpers/cli.js';
 import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
 import { crmExport, expectNoStackTrace, feedOf, range, waitFor } from './support.js';
 
@@ -310,6 +311,42 @@ describe('no secret in any output, file, database or alert', () => {
       await new Promise<void>((resolve) => echo.close(() => resolve()));
       await own.close();
     }
+  });
+
+  it('adsync emulator --log-requests: its request log names no secret of the requests it serves (a run, the PIN flow, a revoke)', { timeout: 60_000 }, async () => {
+    const seeded = ['--consumer-key', CREDENTIALS.consumerKey, '--consumer-secret', CREDENTIALS.consumerSecret, '--access-token', CREDENTIALS.accessToken, '--access-token-secret', CREDENTIALS.accessTokenSecret];
+    const emulator = startCli(['--log-level', 'trace', 'emulator', '--port', '0', '--rate-limits', 'off', '--log-requests', ...seeded], { env: baseEnv() });
+    const served = collect(emulator);
+    let banner = '';
+    emulator.stdout?.on('data', (d: Buffer) => (banner += d.toString()));
+    const own = await createWorkspace({ credentials: CREDENTIALS });
+    const secrets = [CREDENTIALS.consumerSecret, CREDENTIALS.accessToken, CREDENTIALS.accessTokenSecret];
+    try {
+      await waitFor(() => /listening on http:\/\/\S+/.test(banner), 20_000, 'the emulator to listen');
+      const url = /listening on (http:\/\/\S+)/.exec(banner)?.[1] ?? '';
+      const env = { ADSYNC_ADS_URL: url, ADSYNC_API_URL: url, ADSYNC_ACME_CONSUMER_KEY: CREDENTIALS.consumerKey, ADSYNC_ACME_CONSUMER_SECRET: CREDENTIALS.consumerSecret };
+      own.write('crm.csv', crmExport(range(1, 5)));
+      own.write('crm.yaml', 'name: crm\naccount_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n');
+      expect((await own.cli(['run', 'crm.yaml'], env)).code).toBe(0);
+      const file = join(own.dir, 'credentials.json');
+      const login = ['auth', 'login', '--profile', 'acme', '--credentials-file', file];
+      expect((await own.cli(login, env)).code).toBe(0);
+      const stored = (): Record<string, string> => (JSON.parse(readFileSync(file, 'utf8')) as { profiles: Record<string, Record<string, string>> }).profiles.acme ?? {};
+      const pending = stored();
+      const { pin } = (await (await fetch(`${url}/_emulator/pin?oauth_token=${encodeURIComponent(pending.pending_request_token ?? '')}`)).json()) as { pin: string };
+      expect((await own.cli([...login, '--pin', pin], env)).code).toBe(0);
+      const access = stored();
+      expect((await own.cli(['auth', 'revoke', '--profile', 'acme', '--credentials-file', file], env)).code).toBe(0);
+      secrets.push(pending.pending_request_token ?? '', pending.pending_request_token_secret ?? '', pin, access.access_token ?? '', access.access_token_secret ?? '');
+    } finally {
+      emulator.kill('SIGTERM');
+      await own.close();
+    }
+    const log = (await served).stderr;
+    // It did log the requests: the run's upload and each step of the flow.
+    for (const line of ['POST /12/accounts/emu-account/custom_audiences/emu-audience/users 200', 'POST /oauth/request_token 200', 'POST /oauth/access_token 200', 'POST /1.1/oauth/invalidate_token.json 200']) expect(log).toContain(line);
+    expect(secrets.filter((secret) => secret.length >= 6)).toHaveLength(8);
+    expect(secrets.flatMap((secret) => forms(secret).filter((form) => log.includes(form)))).toEqual([]);
   });
 
   it('a delete refused with a message that echoes the Authorization header: the token is in no summary, run history, state file or alert', { timeout: 60_000 }, async () => {
