@@ -1,5 +1,5 @@
 /**
- * Taking a job's lock. A lock whose owner is a process on this machine that no longer
+ * Taking a job's lock (or a target's: see target-lock.ts). A lock whose owner is a process on this machine that no longer
  * exists (killed, crashed) is taken over at once instead of waiting for it to expire;
  * a lock held from another machine can only expire (lock.ttl_seconds) or be removed
  * with `adsync unlock` (which, by the same check, refuses to remove a live local holder's lock).
@@ -16,7 +16,7 @@ export type LockHolder =
   /** A process of another machine (or an owner id not in adsync's shape): it cannot be checked. */
   | { where: 'elsewhere'; host: string; pid: number | undefined };
 
-/** Owner ids are "<host>:<pid>:<random>" (see src/cli/job-session.ts lockOwner). */
+/** Owner ids are "<host>:<pid>:<random>" (see src/cli/job-session.ts lockOwner), and ":<run id>" after them for a target lock (target-lock.ts). */
 export function inspectLockOwner(owner: string): LockHolder {
   const [host = '', pidText] = owner.split(':');
   const pid = Number(pidText);
@@ -52,17 +52,22 @@ export function ownerIsDeadLocalProcess(owner: string): boolean {
   return holder.where === 'this-host' && !holder.alive;
 }
 
-export async function acquireJobLock(
+/**
+ * Takes a lock of the locks table (a job's, or a target's: see target-lock.ts), taking over one
+ * whose holder is a dead process of this machine. `what` names the lock in the log line.
+ */
+export async function acquireLock(
   store: StateStore,
-  job: string,
+  key: string,
   owner: string,
   ttlMs: number,
   logger: Logger,
+  what = 'this job lock',
 ): Promise<{ acquired: true } | { acquired: false; holder: LockInfo }> {
   const now = Date.now();
-  const first = await store.locks.acquire(job, owner, ttlMs, now);
+  const first = await store.locks.acquire(key, owner, ttlMs, now);
   if (first.acquired || !ownerIsDeadLocalProcess(first.holder.owner)) return first;
-  logger.warn({ deadOwner: first.holder.owner }, 'the process holding this job lock is gone (killed or crashed): taking the lock over');
-  await store.locks.release(job, first.holder.owner);
-  return store.locks.acquire(job, owner, ttlMs, Date.now());
+  logger.warn({ deadOwner: first.holder.owner }, `the process holding ${what} is gone (killed or crashed): taking the lock over`);
+  await store.locks.release(key, first.holder.owner);
+  return store.locks.acquire(key, owner, ttlMs, Date.now());
 }

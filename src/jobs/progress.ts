@@ -11,7 +11,8 @@ import type { Logger } from 'pino';
 import type { TerminalOutput } from '../logging/terminal-output.js';
 
 export interface RunCounters {
-  phase: 'reading' | 'planning' | 'uploading' | 'finishing';
+  /** waiting: for another job's run on the same target to end (target-lock.ts). */
+  phase: 'waiting' | 'reading' | 'planning' | 'uploading' | 'finishing';
   rowsRead: number;
   /** Raw bytes of the source consumed, and its size when known. */
   bytesRead: number;

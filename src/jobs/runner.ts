@@ -1,6 +1,7 @@
 /**
  * One run of one job: take the job's lock (one run per job at a time, across processes),
- * record the run, run the sync, decide its status and exit code, write the history, send
+ * record the run, wait for its target's lock (one run per catalog or audience at a time:
+ * target-lock.ts), run the sync, decide its status and exit code, write the history, send
  * an alert when it failed. The kind-specific work is in run-audience.ts, run-catalog.ts and
  * the backfills.
  */
@@ -15,7 +16,7 @@ import { CallStoppedError } from '../api/errors.js';
 import { whyRetryingStopped } from '../api/retry.js';
 import type { RunKind } from '../state/store.js';
 import { sendAlert, shouldAlert } from './alerts.js';
-import { acquireJobLock } from './job-lock.js';
+import { acquireLock } from './job-lock.js';
 import type { Job } from './job.js';
 import type { RunCounters } from './progress.js';
 import { RejectsFile } from './rejects-file.js';
@@ -23,6 +24,7 @@ import { RunContext, type RunEnvironment, type RunOptions } from './run-context.
 import { emptySummary, type RunSummary } from './summary.js';
 import { runAudience } from './run-audience.js';
 import { runCatalog } from './run-catalog.js';
+import { describeTarget, targetLockKey, targetLockOwner, waitForTargetLock } from './target-lock.js';
 import { backfillAudience } from './backfill-audience.js';
 import { backfillCatalog } from './backfill-catalog.js';
 
@@ -74,9 +76,9 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   /** A run that could not start: see runNotStarted. */
   const notStarted = (error: AdsyncError): Promise<RunSummary> => runNotStarted(job, error, { dryRun: options.dryRun, runId, started, logger });
   if (takesLock) {
-    let lock: Awaited<ReturnType<typeof acquireJobLock>>;
+    let lock: Awaited<ReturnType<typeof acquireLock>>;
     try {
-      lock = await acquireJobLock(env.store, job.name, env.owner, env.settings.lockTtlMs, logger);
+      lock = await acquireLock(env.store, job.name, env.owner, env.settings.lockTtlMs, logger);
     } catch (error) {
       return notStarted(toAdsyncError(error));
     }
@@ -92,7 +94,12 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   }
 
   const lockLost = new AbortController();
-  const stop = AbortSignal.any([env.stop, lockLost.signal]);
+  // The target's lock (a write run's, taken once the run is recorded): lost like the job's.
+  const target = takesLock ? targetLockKey(job) : undefined;
+  const targetOwner = targetLockOwner(env.owner, runId);
+  let targetHeld = false;
+  const targetLost = new AbortController();
+  const stop = AbortSignal.any([env.stop, lockLost.signal, targetLost.signal]);
   // Every API call in flight listens to it (up to `concurrency` at once), besides the source
   // reader and the like: Node's warning of a listener leak would be a false alarm.
   setMaxListeners(defaultMaxListeners + STOP_LISTENERS_PER_CALL * job.concurrency, stop);
@@ -105,6 +112,16 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
           if (!held && !lockLost.signal.aborted) {
             logger.error('lost the job lock (another process took it over after it expired): stopping after the requests in flight');
             lockLost.abort();
+          }
+        })
+        .catch((error: unknown) => logger.warn({ error: String(error) }, 'lock heartbeat failed'));
+      if (target === undefined || !targetHeld) return;
+      env.store.locks
+        .heartbeat(target, targetOwner, env.settings.lockTtlMs, Date.now())
+        .then((held) => {
+          if (!held && !targetLost.signal.aborted) {
+            logger.error(`lost the lock of ${describeTarget(target)} (another process took it over after it expired): stopping after the requests in flight`);
+            targetLost.abort();
           }
         })
         .catch((error: unknown) => logger.warn({ error: String(error) }, 'lock heartbeat failed'));
@@ -141,11 +158,27 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   const progress = env.progress.start(job.name, counters, runId);
 
   let fatal: AdsyncError | undefined;
+  /** The holders of the target's lock this run waited for, while it waits or if it was stopped waiting. */
+  let waitingFor: string[] | undefined;
   try {
     // Credentials are checked before the source is read: a missing variable should not cost
-    // a pass over a ten-million-row export first.
+    // a pass over a ten-million-row export first (nor a wait for the target).
     if (!options.dryRun) ctx.client();
-    if (options.command === 'backfill') {
+    if (target !== undefined) {
+      counters.phase = 'waiting';
+      waitingFor = [];
+      const held = await waitForTargetLock({ store: env.store, key: target, owner: targetOwner, ttlMs: env.settings.lockTtlMs, pollMs: Math.min(1000, env.settings.lockHeartbeatMs), signal: stop, logger, onWait: (holder) => waitingFor?.push(holder) });
+      if (held === undefined) ctx.interrupted = true;
+      else {
+        targetHeld = true;
+        waitingFor = undefined;
+        counters.phase = 'reading';
+        if (held.waitedMs > 0) ctx.note(`waited ${(held.waitedMs / 1000).toFixed(1)} s for ${describeTarget(target)}: ${held.waitedFor.join(', then ')} was writing to it (jobs on one target take turns)`);
+      }
+    }
+    if (ctx.interrupted) {
+      // Stopped while waiting for the target: nothing was read or sent.
+    } else if (options.command === 'backfill') {
       if (job.kind === 'catalog') await backfillCatalog(ctx, job);
       else await backfillAudience(ctx, job);
     } else if (job.kind === 'catalog') await runCatalog(ctx, job);
@@ -193,7 +226,13 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     summary.exit_code = ExitCode.failed;
   } else if (ctx.interrupted) {
     summary.status = 'interrupted';
-    summary.error = lockLost.signal.aborted ? 'the job lock was lost' : 'stopped by a signal after committing the work in flight';
+    summary.error = lockLost.signal.aborted
+      ? 'the job lock was lost'
+      : targetLost.signal.aborted && target !== undefined
+        ? `the lock of ${describeTarget(target)} was lost`
+        : waitingFor !== undefined && target !== undefined
+          ? `stopped by a signal while waiting for ${describeTarget(target)} (${waitingFor.at(-1) ?? 'another run'} was writing to it); nothing was read or sent`
+          : 'stopped by a signal after committing the work in flight';
     summary.exit_code = ExitCode.failed;
   } else {
     summary.status = 'success';
@@ -218,6 +257,11 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     summary.status = 'failed';
     summary.error = scrubSecrets(summary.error ? `${summary.error}; ${why}` : why);
     summary.exit_code = Math.max(summary.exit_code, failure.exitCode);
+  }
+  if (targetHeld && target !== undefined) {
+    await env.store.locks.release(target, targetOwner).catch((error: unknown) => {
+      logger.warn({ error: toAdsyncError(error).message }, `the lock of ${describeTarget(target)} could not be released: a run on it waits until it expires (lock.ttl_seconds after this run's last heartbeat), or until this process has ended for a run on this host`);
+    });
   }
   if (takesLock) {
     await env.store.locks.release(job.name, env.owner).catch((error: unknown) => {

@@ -55,6 +55,8 @@ export interface JobLocks {
   get(job: string): Promise<LockInfo | undefined>;
   /** Removes a lock whatever its owner (`adsync unlock`). */
   forceRelease(job: string): Promise<boolean>;
+  /** The locks whose owner begins with `prefix` (`adsync unlock`: the target locks of a dead run). */
+  heldBy(prefix: string): Promise<LockInfo[]>;
 }
 
 /** A resumable position in a source, saved after every acknowledged chunk of a backfill. */

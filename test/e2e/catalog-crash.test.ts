@@ -55,9 +55,10 @@ describe('a killed catalog upload', () => {
     );
     expectCatalog(ws, kept);
     expectCatalogStateExact(ws);
-    // The killed run's lock is taken over; that warning and the note name the job once.
+    // The killed run's locks (the job's and the catalog's) are taken over; those warnings and the note name the job once.
     const warnings = rerun.stderr.split('\n').filter((l) => l.includes('taking the lock over') || l.includes('did not finish'));
-    expect(warnings).toHaveLength(2);
+    expect(warnings).toHaveLength(3);
+    expect(warnings.filter((l) => l.includes('"msg":"the process holding the lock of catalog emu-catalog is gone (killed or crashed): taking the lock over"'))).toHaveLength(1);
     for (const line of warnings) expect(line.match(/"job":/g)).toHaveLength(1);
 
     // The killed run is in the history as failed, without counts: one "-" for what it sent.

@@ -425,12 +425,12 @@ describe('adsync unlock <job>', () => {
 
     const unlock = await ws.cli(['unlock', 'crm']);
     expect(unlock.code, unlock.stderr).toBe(0);
-    expect(unlock.stderr).toMatch(new RegExp(`^removed the lock of job crm \\(held by \\S+:${String(child.pid)}:[0-9a-f]+ since ${since.replace(/\./g, '\\.')}, last heartbeat \\S+\\): its process ${String(child.pid)} on this host is gone\n$`));
+    expect(unlock.stderr).toMatch(new RegExp(`^removed the lock of job crm \\(held by \\S+:${String(child.pid)}:[0-9a-f]+ since ${since.replace(/\./g, '\\.')}, last heartbeat \\S+\\), and the lock of custom audience emu-audience of account emu-account that the same run held: its process ${String(child.pid)} on this host is gone\n$`));
 
     const run = await ws.cli(['run', 'crm.yaml', '--json']);
     expect(run.code, run.stderr).toBe(0);
     expect(firstSummary(run)).toMatchObject({ status: 'success' });
-    // Nothing was said about taking over a dead process's lock: there was none left.
+    // Nothing was said about taking over a dead process's lock: there was none left (not the audience's either).
     expect(run.stderr).not.toContain('taking the lock over');
     expect(members()).toHaveLength(2);
   });

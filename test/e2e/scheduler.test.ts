@@ -323,7 +323,8 @@ describe('adsync schedule', () => {
     // overwriting the first's: the first run's timer was never stopped and logged forever.
     const url = await serveSlowExport(1500);
     ws.write('jobs/one.yaml', jobYaml('* * * * * *', url).replace('audience:\n', 'audience:\n  mode: add\n'));
-    ws.write('jobs/two.yaml', jobYaml('* * * * * *', url).replace('audience:\n', 'audience:\n  mode: add\n'));
+    // On another target: jobs on one audience take turns (target-lock.test.ts).
+    ws.write('jobs/two.yaml', jobYaml('* * * * * *', url).replace('audience:\n', 'audience:\n  mode: add\n').replace('custom_audience_id: emu-audience', 'do_not_reach_list_id: emu-dnr'));
     ws.write('adsync.yaml', `${ws.read('adsync.yaml')}progress_interval_seconds: 1\n`);
     const { child, done, waitFor } = startScheduler();
     await waitFor(/"job":"one"[^\n]*"msg":"run finished"/, 'a run of job one');

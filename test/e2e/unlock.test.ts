@@ -11,10 +11,9 @@ import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
-import { crmExport, dumpState, errorLines, expectNoStackTrace, range, waitFor } from '../reliability/support.js';
+import { crmExport, deadPid, dumpState, errorLines, expectNoStackTrace, putLock as putLockRow, range, waitFor } from '../reliability/support.js';
 
 let ws: Workspace;
 let server: http.Server;
@@ -41,30 +40,13 @@ afterAll(async () => {
   await ws.close();
 });
 
+/** The job's lock (a run also holds its audience's: target-lock.test.ts). */
 function lockRow(): { owner: string } | undefined {
-  const row = dumpState(ws.statePath).locks?.[0];
-  return row === undefined ? undefined : (JSON.parse(row) as { owner: string });
+  return (dumpState(ws.statePath).locks ?? []).map((row) => JSON.parse(row) as { job: string; owner: string }).find((lock) => lock.job === 'crm');
 }
 
 function putLock(owner: string): void {
-  const db = new Database(ws.statePath);
-  try {
-    const now = Date.now();
-    db.prepare('INSERT OR REPLACE INTO locks (job, owner, acquired_at, heartbeat_at, expires_at) VALUES (?, ?, ?, ?, ?)').run('crm', owner, now, now, now + 600_000);
-  } finally {
-    db.close();
-  }
-}
-
-/** A pid that no process of this machine has. */
-function deadPid(): number {
-  for (let pid = 4_000_000; ; pid--) {
-    try {
-      process.kill(pid, 0);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ESRCH') return pid;
-    }
-  }
+  putLockRow(ws.statePath, 'crm', owner);
 }
 
 describe('adsync unlock', () => {

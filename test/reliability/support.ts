@@ -2,7 +2,7 @@
  * What the reliability suites share: expected audiences and catalogs computed here (never by
  * the code under test), readings of the state database (its integrity, the members and
  * products it has committed), a seeded random generator, and the checks every CLI result
- * must pass (no stack trace).
+ * must pass (no stack trace); a lock row written as a run (live, dead or elsewhere) leaves it.
  *
  * The state database is read directly, read-only, through its documented tables
  * (audience_members, catalog_products); those readings are kept in this one file.
@@ -261,5 +261,27 @@ export function expectCatalogStateExact(ws: Workspace): void {
   for (const [id, p] of committed) {
     expect(p.productKey, id).toBe(keys.get(id));
     expect(p.contentHash, id).toMatch(/\S/);
+  }
+}
+
+/** Writes a lock row (a job's or a target's) as a holder with `owner` leaves it, expiring in 10 minutes. */
+export function putLock(statePath: string, key: string, owner: string): void {
+  const db = new Database(statePath);
+  try {
+    const now = Date.now();
+    db.prepare('INSERT OR REPLACE INTO locks (job, owner, acquired_at, heartbeat_at, expires_at) VALUES (?, ?, ?, ?, ?)').run(key, owner, now, now, now + 600_000);
+  } finally {
+    db.close();
+  }
+}
+
+/** A pid that no process of this machine has. */
+export function deadPid(): number {
+  for (let pid = 4_000_000; ; pid--) {
+    try {
+      process.kill(pid, 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') return pid;
+    }
   }
 }

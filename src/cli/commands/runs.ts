@@ -4,7 +4,8 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { LockedError } from '../../errors.js';
 import { inspectLockOwner, isSchedulerProcess } from '../../jobs/job-lock.js';
-import type { RunRecord } from '../../state/store.js';
+import { describeTarget, isTargetLockKey, runIdOfOwner, targetHolderRun } from '../../jobs/target-lock.js';
+import type { LockInfo, RunRecord, StateStore } from '../../state/store.js';
 import type { CliContext } from '../context.js';
 import { openStore } from '../job-session.js';
 
@@ -93,40 +94,58 @@ export function registerRuns(program: Command, ctx: CliContext): void {
 
   program
     .command('unlock')
-    .description('remove the lock of a job whose run died (a lock expires on its own after lock.ttl_seconds)')
-    .argument('<job-name>', 'the job name (the file name without .yaml unless the job sets name:)')
+    .description('remove the lock of a job (or of a catalog or audience) whose run died (a lock expires on its own after lock.ttl_seconds)')
+    .argument('<job-name>', 'the job name (the file name without .yaml unless the job sets name:), or a target as the waiting run names it (catalog:<id>, custom_audience:<account>:<id>, do_not_reach:<account>:<id>)')
     .option('--force', 'remove the lock even though its holder is a live process of this machine (a reused pid)')
     .action(async (job: string, flags: { force?: boolean }) => unlock(ctx, job, flags.force === true));
 }
 
-async function unlock(ctx: CliContext, job: string, force: boolean): Promise<void> {
+/** The target locks held by a run of `job` whose process held the job's lock as `owner`. */
+async function targetLocksOfRun(store: StateStore, job: string, owner: string): Promise<LockInfo[]> {
+  const held: LockInfo[] = [];
+  for (const lock of await store.locks.heldBy(`${owner}:`)) {
+    const runId = runIdOfOwner(lock.owner);
+    if (isTargetLockKey(lock.job) && runId !== undefined && (await store.runs.get(runId))?.job === job) held.push(lock);
+  }
+  return held;
+}
+
+async function unlock(ctx: CliContext, key: string, force: boolean): Promise<void> {
+  // A target's lock (catalog:<id>, ...) is held by a run of some job: the history names it.
+  const what = isTargetLockKey(key) ? describeTarget(key) : `job ${key}`;
   const missing = missingStateDatabase(ctx);
   if (missing !== undefined) {
-    ctx.io.stderr(`job ${job} is not locked: ${missing}\n`);
+    ctx.io.stderr(`${what} is not locked: ${missing}\n`);
     return;
   }
   const store = openStore(ctx);
   try {
-    const lock = await store.locks.get(job);
+    const lock = await store.locks.get(key);
     if (!lock) {
-      ctx.io.stderr(`job ${job} is not locked\n`);
+      ctx.io.stderr(`${what} is not locked\n`);
       return;
     }
     const since = new Date(lock.acquiredAt).toISOString();
     const heartbeat = new Date(lock.heartbeatAt).toISOString();
+    const run = isTargetLockKey(key) ? `${await targetHolderRun(store, lock)}, ` : '';
+    const job = isTargetLockKey(key) ? undefined : key;
     const holder = inspectLockOwner(lock.owner);
     if (holder.where === 'this-host' && holder.alive && !force) {
       throw new LockedError(
-        `job ${job} is locked by a run that is still alive: process ${holder.pid} on this host (lock held by ${lock.owner} since ${since}, last heartbeat ${heartbeat}); the lock was not removed`,
+        `${what} is locked by a run that is still alive: process ${holder.pid} on this host (${run}lock held by ${lock.owner} since ${since}, last heartbeat ${heartbeat}); the lock was not removed`,
         {
           hint: isSchedulerProcess(holder.pid)
-            ? `process ${holder.pid} is \`adsync schedule\`: let the run end (\`adsync runs --job ${job}\`); stopping the scheduler (\`kill ${holder.pid}\`) stops every job it runs, and it then exits 0, so systemd's Restart=on-failure does not start it again`
-            : `stop that run first (\`kill ${holder.pid}\`: it finishes the requests in flight, commits them and releases the lock), or let it end; if process ${holder.pid} is not adsync (its pid was reused), \`adsync unlock --force ${job}\` removes the lock`,
+            ? `process ${holder.pid} is \`adsync schedule\`: let the run end (\`adsync runs${job === undefined ? '' : ` --job ${job}`}\`); stopping the scheduler (\`kill ${holder.pid}\`) stops every job it runs, and it then exits 0, so systemd's Restart=on-failure does not start it again`
+            : `stop that run first (\`kill ${holder.pid}\`: it finishes the requests in flight, commits them and releases the lock), or let it end; if process ${holder.pid} is not adsync (its pid was reused), \`adsync unlock --force ${key}\` removes the lock`,
         },
       );
     }
-    await store.locks.forceRelease(job);
-    const removed = `removed the lock of job ${job} (held by ${lock.owner} since ${since}, last heartbeat ${heartbeat})`;
+    await store.locks.forceRelease(key);
+    // The job's run held its target's lock too (target-lock.ts): the same run's goes with it.
+    const targets = job === undefined ? [] : await targetLocksOfRun(store, job, lock.owner);
+    for (const target of targets) await store.locks.release(target.job, target.owner);
+    const also = targets.map((t) => `, and the lock of ${describeTarget(t.job)} that the same run held`).join('');
+    const removed = `removed the lock of ${what} (${run}held by ${lock.owner} since ${since}, last heartbeat ${heartbeat})${also}`;
     if (holder.where === 'this-host') {
       ctx.io.stderr(
         holder.alive

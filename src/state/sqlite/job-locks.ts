@@ -51,6 +51,11 @@ export class SqliteJobLocks implements JobLocks {
     return Promise.resolve(row ? toInfo(row) : undefined);
   }
 
+  heldBy(prefix: string): Promise<LockInfo[]> {
+    const rows = this.db.prepare('SELECT * FROM locks WHERE substr(owner, 1, ?) = ? ORDER BY job').all(prefix.length, prefix) as LockRow[];
+    return Promise.resolve(rows.map(toInfo));
+  }
+
   forceRelease(job: string): Promise<boolean> {
     return writeState(this.db, () => this.db.prepare('DELETE FROM locks WHERE job = ?').run(job).changes === 1);
   }

@@ -1,0 +1,217 @@
+/**
+ * Jobs that write to one target (a catalog, a custom audience, a do-not-reach list) take turns,
+ * through the real CLI against the emulator. A run that finds another job's run writing to its
+ * target waits for it (the log line and the summary's note name that job and run) and never
+ * interleaves: a catalog run does not take the other's upload under way for an interrupted one,
+ * an audience's state never lists a member the service no longer holds. A lock whose holder is
+ * a dead process of this machine is taken over; a signal stops the wait with nothing done; a dry
+ * run does not wait; `adsync unlock catalog:<id>` names the holder and removes its lock.
+ */
+import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+import { catalogIds, catalogJob, feedItem, ids, productRequests, requestCounts, rssFeed, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
+import { committedAudience, crmExport, deadPid, dumpState, emulatorAudience, errorLines, putLock, range, waitFor } from '../reliability/support.js';
+
+let workspaces: Workspace[] = [];
+afterEach(async () => {
+  await Promise.all(workspaces.map((ws) => ws.close()));
+  workspaces = [];
+});
+
+async function workspace(): Promise<Workspace> {
+  const ws = await createWorkspace();
+  workspaces.push(ws);
+  return ws;
+}
+
+const A = ids(60, 'A-');
+const B = ids(4, 'B-');
+const CATALOG_KEY = 'catalog:emu-catalog';
+const WAITED = /^waited \d+\.\d s for catalog emu-catalog: job a \(run (\S+)\) was writing to it \(jobs on one target take turns\)$/;
+
+async function twoCatalogJobs(): Promise<Workspace> {
+  const ws = await workspace();
+  ws.write('a.yaml', catalogJob({ name: 'a', source: 'a.xml', mode: 'mirror' }));
+  ws.write('b.yaml', catalogJob({ name: 'b', source: 'b.xml', mode: 'mirror' }));
+  ws.write('a.xml', rssFeed(A.map((id) => feedItem(id))));
+  ws.write('b.xml', rssFeed(B.map((id) => feedItem(id))));
+  return ws;
+}
+
+function locks(ws: Workspace): { job: string; owner: string }[] {
+  return (dumpState(ws.statePath).locks ?? []).map((row) => JSON.parse(row) as { job: string; owner: string });
+}
+
+function uploadMark(ws: Workspace): unknown {
+  if (!existsSync(ws.statePath)) return undefined;
+  const db = new Database(ws.statePath, { readonly: true });
+  try {
+    return (db.prepare("SELECT upload_started_at FROM catalogs WHERE catalog_id = 'emu-catalog'").get() as { upload_started_at: unknown } | undefined)?.upload_started_at;
+  } catch {
+    // The run is still creating the database.
+    return undefined;
+  } finally {
+    db.close();
+  }
+}
+
+describe('jobs on one target take turns', () => {
+  it("a second job on the catalog waits for the first one's upload, then runs: it does not reconcile the upload under way nor clear its mark", { timeout: 30_000 }, async () => {
+    const ws = await twoCatalogJobs();
+    // a's first upload: three PUTs of 25, applied at once and answered 1.5 s later.
+    ws.fault({ route: 'PUT /12/product_catalogs/*/products', kind: 'delay', ms: 1500, times: 3 });
+    const a = ws.spawn(['run', 'a.yaml', '--json']);
+    const aDone = collect(a);
+    await waitFor(() => uploadMark(ws) !== undefined && uploadMark(ws) !== null, 15_000, "a's upload to begin");
+
+    // a listed the catalog (its state was empty) before it began to upload.
+    const listings = productRequests(ws, 'GET');
+    const b = await ws.cli(['run', 'b.yaml', '--json'], { ADSYNC_LOG_LEVEL: 'info' });
+    const aResult = await aDone;
+    expect(aResult.code, aResult.stderr).toBe(0);
+    expect(summaryOf(aResult)).toMatchObject({ created: 60, retries: 0 });
+    expect(b.code, b.stderr).toBe(0);
+    const aRun = String(summaryOf(aResult).run_id);
+    const notes = summaryOf(b).notes as string[];
+    // b waited for a, and found no interrupted upload to reconcile: the one it waited for ended.
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatch(WAITED);
+    expect(WAITED.exec(notes[0] ?? '')?.[1]).toBe(aRun);
+    expect(b.stderr).toContain(`waiting for catalog emu-catalog: job a (run ${aRun}) is writing to it (lock held by `);
+    expect(b.stderr).toContain(`this run starts when that one ends (jobs on one target take turns). If that run is gone, its lock expires at `);
+    expect(b.stderr).toContain('or remove it with `adsync unlock catalog:emu-catalog`');
+    expect(summaryOf(b)).toMatchObject({ status: 'success', created: 4, deleted: 0 });
+    // No listing of the catalog: b never took a's upload for an interrupted one.
+    expect(productRequests(ws, 'GET')).toBe(listings);
+    expect(catalogIds(ws)).toEqual([...A, ...B].sort());
+    expect(uploadMark(ws)).toBeNull();
+    expect(locks(ws)).toEqual([]);
+  });
+
+  it('an add job and a remove job on one audience: the second waits, so the state never lists a member the service lost', { timeout: 30_000 }, async () => {
+    const ws = await workspace();
+    const audience = (name: string, mode: string): string =>
+      `name: ${name}\naccount_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  mode: ${mode}\n  identifiers: { email: Email, partner_user_id: Id }\n`;
+    ws.write('add.yaml', audience('add', 'add'));
+    ws.write('rm.yaml', audience('rm', 'remove'));
+    ws.write('crm.csv', crmExport(range(1, 3)));
+    const usersRoute = 'POST /12/accounts/:account_id/custom_audiences/:custom_audience_id/users';
+    // add's batch is applied by the service, its answer held back 1.5 s.
+    ws.fault({ route: 'POST /12/accounts/*/custom_audiences/*/users', kind: 'delay', ms: 1500, times: 1 });
+    const add = ws.spawn(['run', 'add.yaml', '--json']);
+    const addDone = collect(add);
+    await waitFor(() => ws.emulator.state().custom_audiences['emu-audience']?.members.email?.length === 3, 15_000, "add's batch to be applied");
+    expect(requestCounts(ws)[usersRoute] ?? 0).toBe(0);
+
+    const rm = await ws.cli(['run', 'rm.yaml', '--json']);
+    expect(requestCounts(ws)[usersRoute]).toBe(2);
+    const addResult = await addDone;
+    expect(addResult.code, addResult.stderr).toBe(0);
+    expect(rm.code, rm.stderr).toBe(0);
+    expect(summaryOf(rm)).toMatchObject({ removed: 6 });
+    expect(summaryOf(rm).notes).toEqual([
+      `waited ${(summaryOf(rm).notes as string[])[0]?.match(/^waited (\d+\.\d) s/)?.[1] ?? '?'} s for custom audience emu-audience of account emu-account: job add (run ${String(summaryOf(addResult).run_id)}) was writing to it (jobs on one target take turns)`,
+    ]);
+    // rm removed what add had added: the service and the state agree that the audience is empty.
+    expect(emulatorAudience(ws)).toEqual({ email: [], partner_user_id: [] });
+    expect(committedAudience(ws.statePath)).toEqual({ email: [], partner_user_id: [] });
+    expect(locks(ws)).toEqual([]);
+  });
+
+  it('in one scheduler, two jobs on one audience on the same tick take turns', { timeout: 40_000 }, async () => {
+    const ws = await workspace();
+    const job = (path: string): string =>
+      `account_id: emu-account\nschedule: "* * * * * *"\nsource: { path: ${path} }\naudience:\n  custom_audience_id: emu-audience\n  mode: add\n  identifiers: { email: Email, partner_user_id: Id }\n`;
+    ws.write('jobs/one.yaml', job('one.csv'));
+    ws.write('jobs/two.yaml', job('two.csv'));
+    ws.write('jobs/one.csv', crmExport(range(1, 3)));
+    ws.write('jobs/two.csv', crmExport(range(4, 6)));
+    // Each job's first batch is answered after 800 ms: the runs of one tick would overlap.
+    ws.fault({ route: 'POST /12/accounts/*/custom_audiences/*/users', kind: 'delay', ms: 800, times: 2 });
+    const scheduler = ws.spawn(['schedule', '--jobs', 'jobs'], { ADSYNC_LOG_LEVEL: 'info' });
+    let stderr = '';
+    scheduler.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const done = collect(scheduler);
+    const finished = (name: string): boolean => new RegExp(`"job":"${name}"[^\n]*"msg":"run finished"`).test(stderr);
+    await waitFor(() => finished('one') && finished('two') && stderr.includes('"msg":"waited '), 20_000, 'a run of each job, one of them after waiting');
+    scheduler.kill('SIGTERM');
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/"msg":"waiting for custom audience emu-audience of account emu-account: job (one|two) \(run \S+\) is writing to it \(lock held by /);
+    // The two runs of one process have their own owners: the second did not take the lock as its own.
+    expect(emulatorAudience(ws)).toEqual(committedAudience(ws.statePath));
+    expect(emulatorAudience(ws).email).toHaveLength(6);
+    expect(locks(ws)).toEqual([]);
+  });
+
+  it('the lock of a catalog held by a dead process of this machine is taken over at once, and released', { timeout: 30_000 }, async () => {
+    const ws = await twoCatalogJobs();
+    expect((await ws.cli(['run', 'a.yaml'])).code).toBe(0);
+    const dead = `${hostname()}:${deadPid()}:abcdef:20261122T000000Z-abcdef`;
+    putLock(ws.statePath, CATALOG_KEY, dead);
+
+    const started = Date.now();
+    const b = await ws.cli(['run', 'b.yaml', '--json']);
+    expect(b.code, b.stderr).toBe(0);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(b.stderr).toContain('the process holding the lock of catalog emu-catalog is gone (killed or crashed): taking the lock over');
+    expect(b.stderr).toContain(`"deadOwner":"${dead}"`);
+    expect(summaryOf(b).notes).toBeUndefined();
+    expect(locks(ws)).toEqual([]);
+  });
+
+  it('a signal stops a run waiting for its catalog with nothing done; a dry run does not wait; unlock names the holder', { timeout: 30_000 }, async () => {
+    const ws = await twoCatalogJobs();
+    expect((await ws.cli(['run', 'a.yaml'])).code).toBe(0);
+    // A live holder: this test's own process, as a run that is not in the history.
+    const live = `${hostname()}:${process.pid}:abcdef:20261122T000000Z-abcdef`;
+    putLock(ws.statePath, CATALOG_KEY, live);
+    const before = { ...requestCounts(ws) };
+
+    const b = ws.spawn(['run', 'b.yaml', '--json'], { ADSYNC_LOG_LEVEL: 'info' });
+    let stderr = '';
+    b.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const bDone = collect(b);
+    await waitFor(() => stderr.includes('waiting for catalog emu-catalog'), 15_000, 'b to wait');
+    expect(stderr).toContain(`waiting for catalog emu-catalog: a run not in the run history is writing to it (lock held by ${live} since `);
+    expect(locks(ws).map((l) => l.job).sort()).toEqual(['b', CATALOG_KEY]);
+    b.kill('SIGTERM');
+    const stopped = await bDone;
+    expect(stopped.code).toBe(1);
+    expect(summaryOf(stopped)).toMatchObject({
+      status: 'interrupted',
+      error: 'stopped by a signal while waiting for catalog emu-catalog (a run not in the run history was writing to it); nothing was read or sent',
+      read: 0,
+      requests: 0,
+    });
+    expect(errorLines(stopped.stderr)).toEqual([
+      'adsync: job b interrupted: stopped by a signal while waiting for catalog emu-catalog (a run not in the run history was writing to it); nothing was read or sent',
+    ]);
+    expect(requestCounts(ws)).toEqual(before);
+    expect(locks(ws)).toEqual([{ job: CATALOG_KEY, owner: live, acquired_at: expect.any(Number) as number, heartbeat_at: expect.any(Number) as number, expires_at: expect.any(Number) as number }]);
+
+    // A dry run writes nothing: it plans at once, whoever holds the catalog.
+    const dry = await ws.cli(['run', 'b.yaml', '--dry-run', '--json']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(summaries(dry)[0]).toMatchObject({ status: 'success', dry_run: true, created: 4 });
+
+    const refused = await ws.cli(['unlock', CATALOG_KEY]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      `adsync: catalog emu-catalog is locked by a run that is still alive: process ${process.pid} on this host (a run not in the run history, lock held by ${live} since `,
+    );
+    expect(refused.stderr).toContain(`\`adsync unlock --force ${CATALOG_KEY}\` removes the lock`);
+
+    const dead = `${hostname()}:${deadPid()}:abcdef:20261122T000000Z-abcdef`;
+    putLock(ws.statePath, CATALOG_KEY, dead);
+    const removed = await ws.cli(['unlock', CATALOG_KEY]);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(removed.stderr).toMatch(
+      new RegExp(`^removed the lock of catalog emu-catalog \\(a run not in the run history, held by ${dead} since \\S+, last heartbeat \\S+\\): its process \\d+ on this host is gone\\n$`),
+    );
+    expect(locks(ws)).toEqual([]);
+  });
+});
