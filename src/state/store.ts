@@ -55,8 +55,8 @@ export interface JobLocks {
   get(job: string): Promise<LockInfo | undefined>;
   /** Removes a lock whatever its owner (`adsync unlock`). */
   forceRelease(job: string): Promise<boolean>;
-  /** The locks whose owner begins with `prefix` (`adsync unlock`: the target locks of a dead run). */
-  heldBy(prefix: string): Promise<LockInfo[]>;
+  /** Every lock, by key; only those whose owner begins with `ownerPrefix` when given (`adsync unlock`: a dead run's target locks). */
+  list(ownerPrefix?: string): Promise<LockInfo[]>;
 }
 
 /** A resumable position in a source, saved after every acknowledged chunk of a backfill. */

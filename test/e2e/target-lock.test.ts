@@ -178,6 +178,19 @@ describe('jobs on one target take turns', () => {
     await waitFor(() => stderr.includes('waiting for catalog emu-catalog'), 15_000, 'b to wait');
     expect(stderr).toContain(`waiting for catalog emu-catalog: a run not in the run history is writing to it (lock held by ${live} since `);
     expect(locks(ws).map((l) => l.job).sort()).toEqual(['b', CATALOG_KEY]);
+
+    // `adsync locks` shows both: b's run holds its job's lock and waits; the catalog's holder.
+    const listed = await ws.cli(['locks', '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const bRun = (dumpState(ws.statePath).runs ?? []).map((r) => JSON.parse(r) as { run_id: string; job: string; status: string }).find((r) => r.job === 'b' && r.status === 'running')?.run_id;
+    expect(summaries(listed)).toEqual([
+      { lock: 'b', what: 'job b', job: 'b', run_id: bRun, owner: expect.stringMatching(new RegExp(`:${String(b.pid)}:[0-9a-f]+$`)) as string, process: 'alive', acquired_at: expect.any(String) as string, heartbeat_at: expect.any(String) as string, expires_at: expect.any(String) as string, writing_to: null },
+      { lock: CATALOG_KEY, what: 'catalog emu-catalog', job: null, run_id: null, owner: live, process: 'alive', acquired_at: expect.any(String) as string, heartbeat_at: expect.any(String) as string, expires_at: expect.any(String) as string },
+    ]);
+    const table = (await ws.cli(['locks'])).stdout.split('\n');
+    expect(table[0]).toMatch(/^lock \(adsync unlock <lock>\) +held by +process +since \(UTC\) +last heartbeat +expires +writing to$/);
+    expect(table[1]).toMatch(new RegExp(`^b +job b \\(run ${String(bRun)}\\) +\\S+:${String(b.pid)} alive on this host .* - \\(waiting for its catalog or audience, or starting\\)$`));
+    expect(table[2]).toMatch(new RegExp(`^catalog:emu-catalog +a run not in the run history +\\S+:${process.pid} alive on this host +[-0-9: ]+$`));
     b.kill('SIGTERM');
     const stopped = await bDone;
     expect(stopped.code).toBe(1);

@@ -3,6 +3,7 @@ import type { CliContext } from '../context.js';
 import { registerBackfill } from './backfill.js';
 import { registerDemo } from './demo.js';
 import { registerEmulator } from './emulator.js';
+import { registerLocks } from './locks.js';
 import { registerRun } from './run.js';
 import { registerRuns } from './runs.js';
 import { registerSchedule } from './schedule.js';
@@ -15,6 +16,7 @@ export function registerCommands(program: Command, ctx: CliContext): void {
   registerSchedule(program, ctx);
   registerValidate(program, ctx);
   registerRuns(program, ctx);
+  registerLocks(program, ctx);
   registerEmulator(program, ctx);
   registerDemo(program, ctx);
 }

@@ -56,7 +56,7 @@ export function parseLimit(value: string): number {
  * Why there is nothing to read, when the state database does not exist: commands that only
  * read it make none (a mistyped ADSYNC_STATE made an empty one, and its folders).
  */
-function missingStateDatabase(ctx: CliContext): string | undefined {
+export function missingStateDatabase(ctx: CliContext): string | undefined {
   const path = ctx.settings.statePath;
   return existsSync(path) ? undefined : `there is no state database at ${path} (ADSYNC_STATE, or state: in the settings)`;
 }
@@ -103,7 +103,7 @@ export function registerRuns(program: Command, ctx: CliContext): void {
 /** The target locks held by a run of `job` whose process held the job's lock as `owner`. */
 async function targetLocksOfRun(store: StateStore, job: string, owner: string): Promise<LockInfo[]> {
   const held: LockInfo[] = [];
-  for (const lock of await store.locks.heldBy(`${owner}:`)) {
+  for (const lock of await store.locks.list(`${owner}:`)) {
     const runId = runIdOfOwner(lock.owner);
     if (isTargetLockKey(lock.job) && runId !== undefined && (await store.runs.get(runId))?.job === job) held.push(lock);
   }

@@ -51,8 +51,8 @@ export class SqliteJobLocks implements JobLocks {
     return Promise.resolve(row ? toInfo(row) : undefined);
   }
 
-  heldBy(prefix: string): Promise<LockInfo[]> {
-    const rows = this.db.prepare('SELECT * FROM locks WHERE substr(owner, 1, ?) = ? ORDER BY job').all(prefix.length, prefix) as LockRow[];
+  list(ownerPrefix = ''): Promise<LockInfo[]> {
+    const rows = this.db.prepare('SELECT * FROM locks WHERE substr(owner, 1, ?) = ? ORDER BY job').all(ownerPrefix.length, ownerPrefix) as LockRow[];
     return Promise.resolve(rows.map(toInfo));
   }
 
