@@ -147,6 +147,42 @@ describe('jobs on one target take turns', () => {
     expect(locks(ws)).toEqual([]);
   });
 
+  it('releases the target lock on every end: a failed run, a lost job lock; a lost target lock is reported and the job lock released', { timeout: 60_000 }, async () => {
+    const ws = await workspace();
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}lock: { ttl_seconds: 2, heartbeat_seconds: 1 }\n`);
+    const audienceJob = (id: string): string =>
+      `name: crm\naccount_id: emu-account\nrequest_timeout_ms: 30000\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: ${id}\n  mode: add\n  identifiers: { email: Email, partner_user_id: Id }\n`;
+    ws.write('crm.csv', crmExport(range(1, 3)));
+    const key = 'custom_audience:emu-account:emu-audience';
+
+    // A failed run (the audience does not exist): no lock left.
+    ws.write('crm.yaml', audienceJob('no-such-audience'));
+    const failed = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(failed.code).toBe(1);
+    expect(locks(ws)).toEqual([]);
+
+    ws.write('crm.yaml', audienceJob('emu-audience'));
+    const takeOver = async (lockKey: string, expected: string, rows: number[]): Promise<void> => {
+      ws.write('crm.csv', crmExport(rows));
+      ws.fault({ route: 'POST /12/accounts/*/custom_audiences/*/users', kind: 'delay', ms: 3000, times: 1 });
+      const child = ws.spawn(['run', 'crm.yaml', '--json']);
+      const done = collect(child);
+      await waitFor(() => locks(ws).some((l) => l.job === key), 15_000, 'the run to take the audience lock');
+      // Another process takes the lock over, as after an expiry.
+      putLock(ws.statePath, lockKey, 'other-host.example:1234:abcdef:20261122T000000Z-abcdef');
+      const r = await done;
+      // The run's one batch was in flight: it is committed, and the run ends (nothing was left to stop).
+      expect(r.stderr).toContain(`"msg":"${expected} (another process took it over after it expired): stopping after the requests in flight"`);
+      // Only the row put there is left: the run released the lock it still held.
+      expect(locks(ws).map((l) => [l.job, l.owner])).toEqual([[lockKey, 'other-host.example:1234:abcdef:20261122T000000Z-abcdef']]);
+      putLock(ws.statePath, lockKey, 'gone');
+      expect((await ws.cli(['unlock', '--force', lockKey])).code).toBe(0);
+    };
+    await takeOver('crm', 'lost the job lock', range(1, 3));
+    await takeOver(key, 'lost the lock of custom audience emu-audience of account emu-account', range(4, 6));
+    expect(emulatorAudience(ws)).toEqual(committedAudience(ws.statePath));
+  });
+
   it('the lock of a catalog held by a dead process of this machine is taken over at once, and released', { timeout: 30_000 }, async () => {
     const ws = await twoCatalogJobs();
     expect((await ws.cli(['run', 'a.yaml'])).code).toBe(0);
