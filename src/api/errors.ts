@@ -14,7 +14,7 @@
  * | ApiRequestError        | any other non-2xx answer                          | no        |
  */
 import { AdsyncError, ExitCode, InterruptedError, type AdsyncErrorOptions } from '../errors.js';
-import { profileFlag } from './credentials.js';
+import { isDefaultProfile, profileFlag } from './credentials.js';
 
 /** One entry of the service's `errors` array. */
 export interface ServiceErrorItem {
@@ -103,7 +103,7 @@ export class AuthError extends ApiError {
           ? `run \`adsync auth login${named}\` to authorize again, then update the credentials profile the job uses`
           : clockOff && clockOffsetMs !== undefined
             ? `this machine's clock is ${Math.round(Math.abs(clockOffsetMs) / 60_000)} minutes ${clockOffsetMs > 0 ? 'behind' : 'ahead of'} the service's (the Date of its answer), and OAuth 1.0a timestamps must be within a few minutes of it: set the clock right (NTP), then run again`
-            : `check the consumer key/secret and access token/secret of the credentials profile${profile === 'default' ? '' : ` "${profile}"`} (see README, "Credentials")`,
+            : `check the consumer key/secret and access token/secret of the credentials profile${isDefaultProfile(profile) ? '' : ` "${profile}"`} (see README, "Credentials")`,
       },
     );
     this.revoked = revoked;

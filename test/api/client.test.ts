@@ -172,6 +172,14 @@ describe('AdsApiClient', () => {
     expect(error.revoked).toBe(false);
   });
 
+  it('a 401 hint names the credentials profile, unless it is the default one in any case', () => {
+    const ctx = { method: 'GET', path: '/12/accounts/acc1', status: 401, errors: [{ code: 32, message: 'Could not authenticate you.' }] };
+    const check = 'check the consumer key/secret and access token/secret of the credentials profile';
+    expect(new AuthError(ctx, 'acme').hint).toBe(`${check} "acme" (see README, "Credentials")`);
+    expect(new AuthError(ctx, 'default').hint).toBe(`${check} (see README, "Credentials")`);
+    expect(new AuthError(ctx, 'Default').hint).toBe(`${check} (see README, "Credentials")`);
+  });
+
   it('a 404 is a not-found error, not retried', async () => {
     server = await startScriptedServer((_req, res) => json(res, 404, { errors: [{ code: 'NOT_FOUND', message: 'no such account' }] }));
     await expect(getAccount(client(server.url))).rejects.toBeInstanceOf(NotFoundError);
