@@ -53,7 +53,7 @@ const PARALLEL_MAX_BYTES = 2 * 1024 * 1024 * 1024;
  * parsing from piling up (each thread is a whole V8 heap; unbounded, two of them doubled the
  * peak memory of a 1M-row run).
  */
-const WORKER_LIMITS = { maxYoungGenerationSizeMb: Number(process.env.ADSYNC_WORKER_YOUNG_MB ?? 2) };
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 2 };
 /** The main thread's part, relative to a worker's (it also stores every part's identifiers). */
 const MAIN_THREAD_SHARE = 0.65;
 /** Batches a worker may have posted and not yet stored. */
