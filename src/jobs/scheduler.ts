@@ -95,6 +95,8 @@ export class Scheduler {
   private readonly running = new Map<string, Promise<void>>();
   private stopped = false;
   private readonly alerts: ScheduleAlerts;
+  /** The ticks missed at the latest wake-up, by job, until they are logged (tickMissed). */
+  private readonly missed = new Map<string, { count: number; first: Date; last: Date }>();
 
   constructor(private readonly options: SchedulerOptions) {
     this.alerts = new ScheduleAlerts(options.logger);
@@ -171,15 +173,36 @@ export class Scheduler {
     for (const [name, job] of wanted) {
       if (this.scheduled.has(name)) continue;
       const task = cron.createTask(job.schedule ?? '', () => this.tick(name), { timezone: job.timezone, name, missedExecutionTolerance: TICK_TOLERANCE_MS });
-      task.on('execution:missed', (context) => {
-        logger.warn({ job: name, tick: context.date.toISOString() }, `missed a run: the scheduler was held up past its time by more than ${TICK_TOLERANCE_MS / 1000} s, or the next one was due`);
-      });
+      task.on('execution:missed', (context) => this.tickMissed(name, context.date));
       const entry: Scheduled = { job, task };
       await task.start();
       this.scheduled.set(name, entry);
       logger.info({ job: name, schedule: job.schedule, timezone: job.timezone, nextRun: entry.task.getNextRun()?.toISOString() }, 'job scheduled');
     }
     if (this.scheduled.size === 0) logger.warn({ jobsDir: dir }, 'no job with a schedule: nothing to run');
+  }
+
+  /**
+   * node-cron reports each tick missed while the process was held up, all at once when it wakes:
+   * a machine suspended for a night would write a line per tick (86,400 for an every-second job),
+   * flooding the log (journald drops lines past its rate limit, other jobs' included). One line
+   * per job says how many, from which tick to which.
+   */
+  private tickMissed(name: string, tick: Date): void {
+    const seen = this.missed.get(name);
+    if (seen) {
+      seen.count += 1;
+      seen.last = tick;
+      return;
+    }
+    const missed = { count: 1, first: tick, last: tick };
+    this.missed.set(name, missed);
+    setImmediate(() => {
+      this.missed.delete(name);
+      const { count, first, last } = missed;
+      const held = `the scheduler was held up past ${count === 1 ? 'its' : 'their'} time by more than ${TICK_TOLERANCE_MS / 1000} s, or the next one was due`;
+      this.options.logger.warn({ job: name, missed: count, firstTick: first.toISOString(), lastTick: last.toISOString() }, `missed ${count === 1 ? 'a run' : `${count} runs`}: ${held}`);
+    });
   }
 
   private tick(name: string): void {

@@ -262,6 +262,32 @@ describe('adsync schedule', () => {
     expect(r.stderr).not.toContain('missed');
   });
 
+  it('logs the ticks it missed while held up (a suspended machine) as one line per job, however many', { timeout: 30_000 }, async () => {
+    ws.write('jobs/data/a.csv', 'Email\na@example.com\n');
+    ws.write('jobs/every-second.yaml', jobYaml('* * * * * *', 'data/a.csv'));
+    const { child, done, log, waitFor } = startScheduler();
+    await waitFor('"msg":"run finished"', 'a first run');
+    // Suspended for 5 s: five ticks or so go by, each one's next due before the process wakes.
+    child.kill('SIGSTOP');
+    await sleep(5000);
+    child.kill('SIGCONT');
+    await waitFor('"msg":"missed', 'the missed ticks');
+    await sleep(500);
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.code, log()).toBe(0);
+    const missed = r.stderr
+      .split('\n')
+      .filter((l) => l.includes('"msg":"missed'))
+      .map((l) => JSON.parse(l) as { level: number; job: string; missed: number; firstTick: string; lastTick: string; msg: string });
+    expect(missed, r.stderr).toHaveLength(1);
+    const [line] = missed;
+    expect(line).toMatchObject({ level: 40, job: 'every-second' });
+    expect(line!.missed).toBeGreaterThanOrEqual(3);
+    expect(Date.parse(line!.lastTick) - Date.parse(line!.firstTick)).toBe((line!.missed - 1) * 1000);
+    expect(line!.msg).toBe(`missed ${line!.missed} runs: the scheduler was held up past their time by more than 60 s, or the next one was due`);
+  });
+
   it("fires a job on its cron expression in its own time zone, the settings' time zone by default", { timeout: 30_000 }, async () => {
     // Kolkata is UTC+5:30: its minute is never UTC's. An expression for this minute and the
     // next one in Kolkata time fires every second there, and never in UTC meanwhile.
