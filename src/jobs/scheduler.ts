@@ -71,7 +71,8 @@ function readJobsFolder(dir: string): Dirent[] {
         hint: 'the user adsync runs as needs read and execute permission on the folder (ls -ld shows its owner and mode)',
       });
     }
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new ConfigError(`the jobs folder ${dir} does not exist (any more)`, { cause: error, hint: 'give one with --jobs <dir>' });
+    // `adsync schedule` checks the folder before it starts: this is a SIGHUP finding it gone.
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new ConfigError(`the jobs folder ${dir} does not exist (any more)`, { cause: error });
     throw error;
   }
 }
@@ -120,8 +121,17 @@ export class Scheduler {
 
   async reload(): Promise<void> {
     if (this.stopped) return;
-    this.options.logger.info({ jobsDir: this.options.jobsDir }, 'reloading the job files (SIGHUP)');
-    await this.load();
+    const { logger, jobsDir } = this.options;
+    logger.info({ jobsDir }, 'reloading the job files (SIGHUP)');
+    try {
+      await this.load();
+    } catch (error) {
+      // The folder cannot be read: nothing was changed, and the jobs already scheduled go on.
+      if (!isAdsyncError(error)) throw error;
+      const n = this.scheduled.size;
+      const kept = n === 0 ? 'no job was scheduled before' : n === 1 ? 'the 1 job scheduled before keeps running as it was loaded' : `the ${n} jobs scheduled before keep running as they were loaded`;
+      logger.error({ jobsDir: resolve(jobsDir), error: reportedMessage(error) }, `reload failed: ${kept}; fix the jobs folder, then send SIGHUP again`);
+    }
   }
 
   private async load(): Promise<void> {

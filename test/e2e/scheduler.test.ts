@@ -8,7 +8,7 @@
  * holding up the other jobs), and a scheduler that cannot start.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import http from 'node:http';
 import { join } from 'node:path';
@@ -211,6 +211,41 @@ describe('adsync schedule', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(await history('later')).toContainEqual(expect.objectContaining({ status: 'success' }));
     expect(await history('added')).toContainEqual(expect.objectContaining({ status: 'success' }));
+  });
+
+  it('on a SIGHUP that finds the jobs folder gone keeps the jobs it has, says so, and takes the folder up again at the next SIGHUP', { timeout: 40_000 }, async () => {
+    ws.write('jobs/data/a.csv', 'Email\na@example.com\n');
+    ws.write('jobs/kept.yaml', jobYaml('* * * * * *', join(ws.dir, 'jobs', 'data', 'a.csv')));
+    const { child, done, log, waitFor } = startScheduler();
+    await waitFor('"msg":"scheduler started', 'the start');
+    // The operator moves the folder away (a deploy replacing it, a typo in a mv) and reloads.
+    const jobs = join(ws.dir, 'jobs');
+    const moved = join(ws.dir, 'jobs.old');
+    renameSync(jobs, moved);
+    child.kill('SIGHUP');
+    await waitFor('"msg":"reload failed', 'the failed reload');
+    const failed = log()
+      .split('\n')
+      .filter((l) => l.includes('"msg":"reload failed'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(failed, log()).toHaveLength(1);
+    expect(failed[0]).toMatchObject({
+      level: 50,
+      jobsDir: jobs,
+      error: `the jobs folder ${jobs} does not exist (any more)`,
+      msg: 'reload failed: the 1 job scheduled before keeps running as it was loaded; fix the jobs folder, then send SIGHUP again',
+    });
+    // The job runs on meanwhile.
+    const before = log().split('\n').filter((l) => l.includes('"msg":"run finished"')).length;
+    await waitFor((() => new RegExp(`("msg":"run finished"[^]*){${before + 1}}`))(), 'a run after the failed reload');
+    renameSync(moved, jobs);
+    child.kill('SIGHUP');
+    await waitFor(/"msg":"reloading the job files \(SIGHUP\)"[^]*"msg":"reloading the job files \(SIGHUP\)"/, 'the second reload');
+    await sleep(300);
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr.split('\n').filter((l) => l.includes('"msg":"reload failed'))).toHaveLength(1);
   });
 
   it('keeps a run blocking its job while a reload drops the job (a job file saved broken) and the next brings it back', { timeout: 40_000 }, async () => {
