@@ -16,6 +16,7 @@ import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { join, resolve } from 'node:path';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
+import type { Settings } from '../config/settings.js';
 import { ConfigError, isAdsyncError, reportedMessage } from '../errors.js';
 import type { Job } from './job.js';
 import { alertsWebhook, peekJobFile } from './load-job.js';
@@ -40,6 +41,11 @@ export interface SchedulerOptions {
   loadJob: (path: string) => Job;
   /** Called with every finished run's summary. */
   onRun?: (summary: RunSummary) => void;
+  /**
+   * Reads the settings file afresh. A reload does not apply it (the state database, the logger
+   * and the jobs' defaults were set up with the settings of the start); it says when it changed.
+   */
+  readSettings?: () => Settings;
 }
 
 interface Scheduled {
@@ -123,6 +129,7 @@ export class Scheduler {
     if (this.stopped) return;
     const { logger, jobsDir } = this.options;
     logger.info({ jobsDir }, 'reloading the job files (SIGHUP)');
+    this.checkSettings();
     try {
       await this.load();
     } catch (error) {
@@ -132,6 +139,29 @@ export class Scheduler {
       const kept = n === 0 ? 'no job was scheduled before' : n === 1 ? 'the 1 job scheduled before keeps running as it was loaded' : `the ${n} jobs scheduled before keep running as they were loaded`;
       logger.error({ jobsDir: resolve(jobsDir), error: reportedMessage(error) }, `reload failed: ${kept}; fix the jobs folder, then send SIGHUP again`);
     }
+  }
+
+  /** Says when the settings file changed or broke since the start: a reload leaves it as it was read then. */
+  private checkSettings(): void {
+    const { readSettings, environment, logger } = this.options;
+    if (!readSettings) return;
+    const settingsFile = environment.settings.file;
+    let now: Settings;
+    try {
+      now = readSettings();
+    } catch (error) {
+      if (!isAdsyncError(error)) throw error;
+      logger.error(
+        { settingsFile, error: reportedMessage(error) },
+        'the settings file does not load any more: the scheduler goes on with the settings it started with, but would not start again; fix the file before it is restarted',
+      );
+      return;
+    }
+    if (JSON.stringify(now) === JSON.stringify(environment.settings)) return;
+    logger.warn(
+      { settingsFile: now.file ?? settingsFile },
+      'the settings file changed since the scheduler started: a reload reads the job files only, and the jobs keep the settings the scheduler started with; restart the scheduler (systemctl restart adsync) to use the new ones',
+    );
   }
 
   private async load(): Promise<void> {

@@ -248,6 +248,52 @@ describe('adsync schedule', () => {
     expect(r.stderr.split('\n').filter((l) => l.includes('"msg":"reload failed'))).toHaveLength(1);
   });
 
+  it('on SIGHUP says when the settings file changed or broke since the start (a reload does not apply it), and not when it did not', { timeout: 30_000 }, async () => {
+    ws.write('jobs/data/a.csv', 'Email\na@example.com\n');
+    ws.write('jobs/daily.yaml', jobYaml('0 6 * * *', 'data/a.csv'));
+    const settingsFile = join(ws.dir, 'adsync.yaml');
+    const settings = ws.read('adsync.yaml');
+    const { child, done, log, waitFor } = startScheduler();
+    await waitFor('"msg":"scheduler started', 'the start');
+    const lines = (): Record<string, unknown>[] =>
+      log()
+        .split('\n')
+        .filter((l) => l.includes('settings file'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+    child.kill('SIGHUP'); // nothing changed
+    await waitFor('"msg":"reloading the job files (SIGHUP)"', 'the first reload');
+    await sleep(300);
+    expect(lines(), log()).toEqual([]);
+
+    ws.write('adsync.yaml', `${settings}timezone: Asia/Tokyo\n`);
+    ws.write('jobs/added.yaml', jobYaml('0 6 * * *', 'data/a.csv'));
+    child.kill('SIGHUP');
+    await waitFor(/"job":"added"[^\n]*"msg":"job scheduled"/, 'the added job');
+    expect(lines(), log()).toEqual([
+      expect.objectContaining({
+        level: 40,
+        settingsFile,
+        msg: 'the settings file changed since the scheduler started: a reload reads the job files only, and the jobs keep the settings the scheduler started with; restart the scheduler (systemctl restart adsync) to use the new ones',
+      }),
+    ]);
+
+    ws.write('adsync.yaml', `${settings}retry: [\n`);
+    child.kill('SIGHUP');
+    await waitFor(/"msg":"the settings file does not load/, 'the broken settings file');
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(lines()[1]).toMatchObject({
+      level: 50,
+      settingsFile,
+      msg: 'the settings file does not load any more: the scheduler goes on with the settings it started with, but would not start again; fix the file before it is restarted',
+    });
+    expect(String(lines()[1]!.error)).toMatch(/^.*adsync\.yaml/);
+    // The jobs go on with the settings of the start.
+    expect(r.stderr).not.toContain('job removed from the schedule');
+  });
+
   it('keeps a run blocking its job while a reload drops the job (a job file saved broken) and the next brings it back', { timeout: 40_000 }, async () => {
     const good = jobYaml('* * * * * *', await serveSlowExport(5000));
     ws.write('jobs/edited.yaml', good);

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { loadSettings } from '../../config/settings.js';
 import { ConfigError, reportedMessage, toAdsyncError } from '../../errors.js';
 import { sendAlert } from '../../jobs/alerts.js';
 import { loadJob } from '../../jobs/load-job.js';
@@ -56,6 +57,7 @@ export function registerSchedule(program: Command, ctx: CliContext): void {
         environment: runEnvironment(ctx, store, new LogProgress(ctx.logger, ctx.settings.progressIntervalMs)),
         logger: ctx.logger,
         loadJob: (file) => loadJob(file, ctx.settings, { cwd: ctx.cwd }),
+        readSettings: () => loadSettings({ path: ctx.globalOptions().config, env: ctx.env, cwd: ctx.cwd }),
       });
       const onHup = (): void => {
         scheduler.reload().catch((error: unknown) => ctx.logger.error({ error: String(error) }, 'reload failed'));
