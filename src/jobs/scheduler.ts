@@ -56,11 +56,14 @@ interface Scheduled {
 /**
  * The job files of a folder: its `*.yaml`/`*.yml` files, and symbolic links to files (a folder
  * of links, as /etc/adsync/jobs often is). A link that cannot be followed (dangling, a loop) is
- * listed too: loading it reports it like any unreadable job file.
+ * listed too: loading it reports it like any unreadable job file. Hidden files are not, as the
+ * shell's `*.yaml` leaves them out: an editor's lock (Emacs' `.#x.yaml`, a link to nothing), a
+ * Mac's `._x.yaml` copied along with a folder, a job renamed `.x.yaml` to take it off.
  */
 export function jobFilesIn(dir: string): string[] {
   return readJobsFolder(dir)
-    .filter((e) => /\.ya?ml$/i.test(e.name) && (e.isFile() || (e.isSymbolicLink() && !linksToNonFile(join(dir, e.name)))))
+    .filter((e) => !e.name.startsWith('.') && /\.ya?ml$/i.test(e.name))
+    .filter((e) => e.isFile() || (e.isSymbolicLink() && !linksToNonFile(join(dir, e.name))))
     .map((e) => join(dir, e.name))
     .sort();
 }

@@ -630,6 +630,27 @@ describe('alerts of jobs that cannot run', () => {
     },
   );
 
+  it("leaves out the folder's hidden files (an editor's lock link, a macOS ._ file), as the shell's *.yaml does: no error, no alert", { timeout: 30_000 }, async () => {
+    hook = await startHook();
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}alerts:\n  webhook_url: "${hook.url(GLOBAL_HOOK)}"\n`);
+    ws.write('jobs/data/a.csv', 'Email\na@example.com\n');
+    ws.write('jobs/edited.yaml', jobYaml('* * * * * *', 'data/a.csv'));
+    // Emacs, while edited.yaml has unsaved changes: a link to user@host.pid, which is no file.
+    symlinkSync('operator@host.4242:1795370000', join(ws.dir, 'jobs', '.#edited.yaml'));
+    // A folder copied from a Mac by tar: AppleDouble metadata, binary.
+    ws.write('jobs/._edited.yaml', Buffer.from([0, 5, 22, 7, 0, 2, 0, 0, 0x4d, 0x61, 0x63]));
+    // A job hidden on purpose (renamed to a dot file to take it off the schedule).
+    ws.write('jobs/.paused.yml', jobYaml('* * * * * *', 'data/a.csv'));
+    const r = await runSchedulerFor(2500);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('job file is not valid');
+    expect(r.stderr).not.toContain('.#edited.yaml');
+    expect(await history('edited'), r.stderr).toContainEqual(expect.objectContaining({ status: 'success' }));
+    expect(await history('.paused')).toEqual([]);
+    expect(r.stderr).not.toContain('"job":".paused"');
+    expect(hook.calls).toEqual([]);
+  });
+
   it('the scheduler that cannot start (its state database is not one) alerts the settings\' webhook before it exits 1', { timeout: 30_000 }, async () => {
     hook = await startHook();
     ws.write('adsync.yaml', `${ws.read('adsync.yaml')}alerts:\n  webhook_url: "${hook.url(GLOBAL_HOOK)}"\n`);
