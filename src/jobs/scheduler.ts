@@ -102,7 +102,7 @@ export class Scheduler {
    * reload changes its job, or removes it and a later reload brings it back (a job file saved
    * broken, then fixed), and it must keep blocking that job's ticks all the while.
    */
-  private readonly running = new Map<string, Promise<void>>();
+  private readonly running = new Map<string, { run: Promise<void>; since: Date }>();
   private stopped = false;
   private readonly alerts: ScheduleAlerts;
   /** The ticks missed at the latest wake-up, by job, until they are logged (tickMissed). */
@@ -252,10 +252,13 @@ export class Scheduler {
     const { logger } = this.options;
     const entry = this.scheduled.get(name);
     if (this.stopped || !entry) return;
-    if (this.running.has(name)) {
-      logger.warn({ job: name }, 'skipping this tick: the previous run of the job is still going');
+    const going = this.running.get(name);
+    if (going) {
+      // Since when: a run has no time limit, and one that hangs shows here, tick after tick.
+      logger.warn({ job: name, runningSince: going.since.toISOString() }, 'skipping this tick: the previous run of the job is still going');
       return;
     }
+    const since = new Date();
     const run = runJob(entry.job, this.options.environment, { command: 'run', dryRun: false, full: false, rejectsWithValues: false })
       .then((summary) => {
         const level = summary.status === 'success' ? 'info' : summary.error?.includes('is already running') ? 'warn' : 'error';
@@ -271,7 +274,7 @@ export class Scheduler {
         this.alerts.runCrashed(entry.job, error);
       })
       .finally(() => this.running.delete(name));
-    this.running.set(name, run);
+    this.running.set(name, { run, since });
   }
 
   /** Stops scheduling; waits for the runs in progress (they stop at the next batch boundary) and the alerts being sent. */
@@ -280,7 +283,7 @@ export class Scheduler {
     for (const entry of this.scheduled.values()) await entry.task.destroy();
     this.scheduled.clear();
     if (this.running.size > 0) this.options.logger.info({ runs: this.running.size }, 'waiting for the runs in progress to commit their work in flight');
-    await Promise.allSettled([...this.running.values()]);
+    await Promise.allSettled([...this.running.values()].map((going) => going.run));
     await this.alerts.settled();
   }
 }

@@ -110,6 +110,15 @@ describe('adsync schedule', () => {
     expect(r.stderr).toContain('"msg":"job scheduled"');
     expect(r.stderr).toContain('"nextRun":"');
     expect(r.stderr).toContain('skipping this tick: the previous run of the job is still going');
+    // A skipped tick says since when the run goes on (a run that hangs shows as such): since the
+    // start of the run in progress, the latest started before it.
+    const lines = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { time: number; msg: string; runningSince?: string });
+    const skip = lines.findIndex((l) => l.msg.startsWith('skipping this tick'));
+    const started = lines.slice(0, skip).filter((l) => l.msg === 'run started').at(-1);
+    const since = Date.parse(lines[skip]?.runningSince ?? '');
+    expect(since, r.stderr).toBeGreaterThan(started!.time - 1000);
+    expect(since).toBeLessThanOrEqual(started!.time);
+    expect(lines[skip]!.time - since).toBeGreaterThanOrEqual(900);
     const runs = await history('every-second');
     expect(runs.length).toBeGreaterThanOrEqual(1);
     expect(runs.filter((x) => x.status === 'success').length).toBeGreaterThanOrEqual(1);
