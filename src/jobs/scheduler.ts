@@ -8,7 +8,9 @@
  *   whose job name an earlier file (by name) of the folder has. Both alert (schedule-alerts.ts),
  *   once per problem; so does a run that crashed instead of ending with a summary.
  * - reload() (SIGHUP) re-reads the folder: new, changed and removed job files take effect;
- *   runs in progress finish undisturbed.
+ *   runs in progress finish undisturbed. Between reloads a job runs as loaded; a tick says
+ *   when its file changed or went since (job-file-drift.ts). The settings file is not re-read
+ *   for the jobs: a reload says when it changed.
  * - stop() (SIGTERM/SIGINT) starts no new run; runs in progress finish the batch in flight,
  *   commit it, and end as interrupted.
  */
@@ -18,7 +20,9 @@ import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import { ConfigError, isAdsyncError, reportedMessage } from '../errors.js';
+import type { FileVersion } from '../sources/file-version.js';
 import type { Job } from './job.js';
+import { jobFileVersion, JobFileWatch } from './job-file-drift.js';
 import { alertsWebhook, peekJobFile } from './load-job.js';
 import type { RunEnvironment } from './run-context.js';
 import { runJob } from './runner.js';
@@ -51,6 +55,8 @@ export interface SchedulerOptions {
 interface Scheduled {
   job: Job;
   task: ScheduledTask;
+  /** Its job file, against the version loaded: a change without a reload is told at a tick. */
+  watch: JobFileWatch;
 }
 
 /**
@@ -171,9 +177,11 @@ export class Scheduler {
     const { logger } = this.options;
     const dir = resolve(this.options.jobsDir);
     const wanted = new Map<string, Job>();
+    const versions = new Map<string, FileVersion | undefined>();
     const problems = new Map<string, JobFileProblem>();
     for (const file of jobFilesIn(dir)) {
       let job: Job;
+      const version = jobFileVersion(file);
       try {
         job = this.options.loadJob(file);
       } catch (error) {
@@ -202,6 +210,7 @@ export class Scheduler {
         continue;
       }
       wanted.set(job.name, job);
+      versions.set(job.name, version);
     }
     // Before the schedule changes (which awaits): a second reload right behind this one finds them sent.
     this.alerts.jobFileProblems(problems);
@@ -211,13 +220,13 @@ export class Scheduler {
         await entry.task.destroy();
         this.scheduled.delete(name);
         if (!next) logger.info({ job: name }, 'job removed from the schedule');
-      }
+      } else entry.watch = new JobFileWatch(next.file, versions.get(name)); // the same job, from the file as it is now
     }
     for (const [name, job] of wanted) {
       if (this.scheduled.has(name)) continue;
       const task = cron.createTask(job.schedule ?? '', () => this.tick(name), { timezone: job.timezone, name, missedExecutionTolerance: TICK_TOLERANCE_MS });
       task.on('execution:missed', (context) => this.tickMissed(name, context.date));
-      const entry: Scheduled = { job, task };
+      const entry: Scheduled = { job, task, watch: new JobFileWatch(job.file, versions.get(name)) };
       await task.start();
       this.scheduled.set(name, entry);
       logger.info({ job: name, schedule: job.schedule, timezone: job.timezone, nextRun: entry.task.getNextRun()?.toISOString() }, 'job scheduled');
@@ -257,6 +266,18 @@ export class Scheduler {
       // Since when: a run has no time limit, and one that hangs shows here, tick after tick.
       logger.warn({ job: name, runningSince: going.since.toISOString() }, 'skipping this tick: the previous run of the job is still going');
       return;
+    }
+    const drift = entry.watch.check();
+    if (drift === 'changed') {
+      logger.warn(
+        { job: name, file: entry.job.file },
+        'the job file changed since the scheduler loaded it: this run and the next ones use the job as it was loaded; send SIGHUP (systemctl reload adsync) to load the file again',
+      );
+    } else if (drift === 'gone') {
+      logger.warn(
+        { job: name, file: entry.job.file },
+        'the job file is gone since the scheduler loaded it: the job still runs as it was loaded; send SIGHUP (systemctl reload adsync) to take it off the schedule',
+      );
     }
     const since = new Date();
     const run = runJob(entry.job, this.options.environment, { command: 'run', dryRun: false, full: false, rejectsWithValues: false })

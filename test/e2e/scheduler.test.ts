@@ -303,6 +303,52 @@ describe('adsync schedule', () => {
     expect(r.stderr).not.toContain('job removed from the schedule');
   });
 
+  it('says, once, when a job file was edited or removed without a SIGHUP: the runs go on with the job as loaded', { timeout: 40_000 }, async () => {
+    ws.write('jobs/data/a.csv', 'Email\na@example.com\n');
+    const yaml = jobYaml('* * * * * *', 'data/a.csv');
+    const file = ws.write('jobs/edited.yaml', yaml);
+    const { child, done, log, waitFor } = startScheduler();
+    await waitFor('"msg":"run finished"', 'a first run');
+    const count = (what: string): number => log().split('\n').filter((l) => l.includes(what)).length;
+    const runs = (): number => count('"msg":"run finished"');
+
+    ws.write('jobs/edited.yaml', `${yaml}# a comment, saved without a reload\n`);
+    await waitFor('the job file changed since', 'the edit noticed');
+    const changed = log().split('\n').find((l) => l.includes('the job file changed since')) ?? '';
+    expect(JSON.parse(changed)).toMatchObject({
+      level: 40,
+      job: 'edited',
+      file,
+      msg: 'the job file changed since the scheduler loaded it: this run and the next ones use the job as it was loaded; send SIGHUP (systemctl reload adsync) to load the file again',
+    });
+    let before = runs();
+    await waitFor(new RegExp(`("msg":"run finished"[^]*){${before + 2}}`), 'two more runs');
+    expect(count('the job file changed since')).toBe(1);
+
+    // A reload loads it: no more word of it (the job itself is the same, and goes on).
+    child.kill('SIGHUP');
+    await waitFor('"msg":"reloading the job files (SIGHUP)"', 'the reload');
+    before = runs();
+    await waitFor(new RegExp(`("msg":"run finished"[^]*){${before + 2}}`), 'two runs after the reload');
+    expect(count('the job file changed since')).toBe(1);
+
+    rmSync(file);
+    await waitFor('the job file is gone', 'the removal noticed');
+    before = runs();
+    await waitFor(new RegExp(`("msg":"run finished"[^]*){${before + 2}}`), 'two runs after the removal');
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+    const gone = r.stderr.split('\n').filter((l) => l.includes('the job file is gone'));
+    expect(gone).toHaveLength(1);
+    expect(JSON.parse(gone[0]!)).toMatchObject({
+      level: 40,
+      job: 'edited',
+      file,
+      msg: 'the job file is gone since the scheduler loaded it: the job still runs as it was loaded; send SIGHUP (systemctl reload adsync) to take it off the schedule',
+    });
+  });
+
   it('keeps a run blocking its job while a reload drops the job (a job file saved broken) and the next brings it back', { timeout: 40_000 }, async () => {
     const good = jobYaml('* * * * * *', await serveSlowExport(5000));
     ws.write('jobs/edited.yaml', good);
