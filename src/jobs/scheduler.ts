@@ -282,8 +282,11 @@ export class Scheduler {
     const since = new Date();
     const run = runJob(entry.job, this.options.environment, { command: 'run', dryRun: false, full: false, rejectsWithValues: false })
       .then((summary) => {
-        const level = summary.status === 'success' ? 'info' : summary.error?.includes('is already running') ? 'warn' : 'error';
-        logger[level]({ summary }, summary.error?.includes('is already running') ? 'run skipped: the job is running elsewhere' : `run ${summary.status}`);
+        const elsewhere = summary.error?.includes('is already running') === true;
+        // A run the stop (SIGTERM) interrupted is no error: every restart would log one per run in progress.
+        const stopped = summary.status === 'interrupted' && this.stopped;
+        const level = summary.status === 'success' ? 'info' : elsewhere || stopped ? 'warn' : 'error';
+        logger[level]({ summary }, elsewhere ? 'run skipped: the job is running elsewhere' : `run ${summary.status}`);
         this.options.onRun?.(summary);
         // Only a run that will be made: none once stopped (SIGTERM), none for a job a reload
         // removed; the job as scheduled now, for one a reload changed.

@@ -161,6 +161,10 @@ describe('adsync schedule', () => {
     expect(r.stderr).toContain('waiting for the runs in progress');
     const runs = await history('big');
     expect(runs.map((x) => x.status), r.stderr).toEqual(['interrupted']);
+    // Interrupted because the scheduler was asked to stop: a warning, not an error (every
+    // restart would log one for each run in progress).
+    const interrupted = r.stderr.split('\n').filter((l) => l.includes('"msg":"run interrupted"')).map((l) => JSON.parse(l) as { level: number; summary: { error: string } });
+    expect(interrupted.map((l) => [l.level, l.summary.error])).toEqual([[40, 'stopped by a signal after committing the work in flight']]);
     // What the state database says was sent is exactly what the service holds.
     const members = ws.emulator.state().custom_audiences['emu-audience']?.members ?? {};
     const onService = (members.email?.length ?? 0) + (members.partner_user_id?.length ?? 0);
