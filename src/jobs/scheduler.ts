@@ -20,9 +20,8 @@ import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import { ConfigError, isAdsyncError, reportedMessage } from '../errors.js';
-import type { FileVersion } from '../sources/file-version.js';
 import type { Job } from './job.js';
-import { jobFileVersion, JobFileWatch } from './job-file-drift.js';
+import { jobFileBytes, JobFileWatch } from './job-file-drift.js';
 import { alertsWebhook, peekJobFile } from './load-job.js';
 import type { RunEnvironment } from './run-context.js';
 import { runJob } from './runner.js';
@@ -177,11 +176,11 @@ export class Scheduler {
     const { logger } = this.options;
     const dir = resolve(this.options.jobsDir);
     const wanted = new Map<string, Job>();
-    const versions = new Map<string, FileVersion | undefined>();
+    const versions = new Map<string, Buffer | undefined>();
     const problems = new Map<string, JobFileProblem>();
     for (const file of jobFilesIn(dir)) {
       let job: Job;
-      const version = jobFileVersion(file);
+      const version = jobFileBytes(file);
       try {
         job = this.options.loadJob(file);
       } catch (error) {

@@ -8,7 +8,7 @@
  * holding up the other jobs), and a scheduler that cannot start.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import http from 'node:http';
 import { join } from 'node:path';
@@ -316,6 +316,13 @@ describe('adsync schedule', () => {
     const count = (what: string): number => log().split('\n').filter((l) => l.includes(what)).length;
     const runs = (): number => count('"msg":"run finished"');
 
+    // Written again as it was (a deploy, touch), a minute later: no change.
+    ws.write('jobs/edited.yaml', yaml);
+    utimesSync(file, new Date(Date.now() + 60_000), new Date(Date.now() + 60_000));
+    let before = runs();
+    await waitFor(new RegExp(`("msg":"run finished"[^]*){${before + 2}}`), 'two runs after the rewrite');
+    expect(count('the job file changed since'), log()).toBe(0);
+
     ws.write('jobs/edited.yaml', `${yaml}# a comment, saved without a reload\n`);
     await waitFor('the job file changed since', 'the edit noticed');
     const changed = log().split('\n').find((l) => l.includes('the job file changed since')) ?? '';
@@ -325,7 +332,7 @@ describe('adsync schedule', () => {
       file,
       msg: 'the job file changed since the scheduler loaded it: this run and the next ones use the job as it was loaded; send SIGHUP (systemctl reload adsync) to load the file again',
     });
-    let before = runs();
+    before = runs();
     await waitFor(new RegExp(`("msg":"run finished"[^]*){${before + 2}}`), 'two more runs');
     expect(count('the job file changed since')).toBe(1);
 
