@@ -22,10 +22,13 @@ import { startHook, type Hook } from '../helpers/webhook.js';
 
 let ws: Workspace;
 let slowSource: http.Server | undefined;
+/** The schedulers a test started: one a failed test leaves running is killed after it. */
+const schedulers: ChildProcess[] = [];
 beforeEach(async () => {
   ws = await createWorkspace();
 });
 afterEach(async () => {
+  for (const child of schedulers.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await ws.close();
   await new Promise<void>((r) => (slowSource ? slowSource.close(() => r()) : r()));
   slowSource = undefined;
@@ -74,6 +77,7 @@ function startScheduler(args: string[] = ['--jobs', 'jobs']): {
   waitFor: (what: RegExp | string, label: string, timeoutMs?: number) => Promise<void>;
 } {
   const child = ws.spawn(['schedule', ...args], { ADSYNC_LOG_LEVEL: 'info' });
+  schedulers.push(child);
   const done = collect(child);
   let log = '';
   child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
