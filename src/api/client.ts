@@ -277,8 +277,10 @@ export class AdsApiClient {
 
   /** One attempt: acquire the rate limiter, sign afresh, send, classify. */
   private async attempt(call: ApiCall, body: CallBody, progress: { sent: boolean }): Promise<RawAnswer> {
-    // Waiting for the rate limiter sends nothing yet: a stop request ends the wait.
-    await this.limiter.acquire(call.family, this.stop ?? this.signal);
+    // Waiting for the rate limiter sends nothing yet: a stop request ends the wait. A wait the
+    // service's headers impose beyond the retry budget is not waited out, as a 429's is not.
+    const heldUntil = await this.limiter.acquire(call.family, this.stop ?? this.signal, this.retry.budgetMs);
+    if (heldUntil !== undefined) throw new RateLimitedError({ method: call.method, path: call.path }, heldUntil);
     const url = this.urlOf(call);
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'adsync' };
     if (body.contentType) headers['content-type'] = body.contentType;

@@ -7,7 +7,7 @@
  * | AuthError              | 401 (revoked: code 89)                            | no (exit 3) |
  * | ForbiddenError         | 403                                               | no        |
  * | NotFoundError          | 404                                               | no        |
- * | RateLimitedError       | 429, with the reset time when the service sent it | yes       |
+ * | RateLimitedError       | 429, with the reset time when the service sent it; a request the headers hold past the budget | yes |
  * | RetryableHttpError     | 408, 423, 500, 502, 503, 504                      | yes       |
  * | NetworkError           | connection refused or reset, timeout, bad framing | yes       |
  * | CountMismatchError     | success_count/total_count differ from the records sent | yes  |
@@ -157,14 +157,23 @@ export class NotFoundError extends ApiError {
   readonly retryable = false;
 }
 
-/** HTTP 429. `retryAt` is when the window resets (epoch ms), when the service said so. */
+/**
+ * HTTP 429, or a request not sent because the rate-limit headers of earlier answers allow no
+ * more of its kind before their reset. `retryAt` is when the window resets (epoch ms), when
+ * the service said so.
+ */
 export class RateLimitedError extends ApiError {
   readonly code = 'RATE_LIMITED';
   readonly retryable = true;
   readonly retryAt: number | undefined;
 
-  constructor(ctx: HttpErrorContext, retryAt: number | undefined) {
-    super(ctx);
+  constructor(ctx: HttpErrorContext | { method: string; path: string }, retryAt: number | undefined) {
+    super(
+      ctx,
+      'status' in ctx
+        ? undefined
+        : `${ctx.method} ${ctx.path} was not sent: the service's rate-limit headers (x-rate-limit-remaining 0) allow no more of these requests before their reset`,
+    );
     this.retryAt = retryAt;
   }
 }

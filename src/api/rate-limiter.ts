@@ -141,11 +141,16 @@ export class RateLimiter {
     return { wait: Math.max(0, wait), cause };
   }
 
-  /** Waits until a request of this family may be sent, then counts it as sent. */
-  async acquire(family: EndpointFamily, signal?: AbortSignal): Promise<void> {
+  /**
+   * Waits until a request of this family may be sent, then counts it as sent, and returns
+   * undefined. When the service's headers hold the family longer than `maxServiceWaitMs`, it
+   * does not wait: it returns when they allow the next request (epoch ms), nothing acquired.
+   */
+  async acquire(family: EndpointFamily, signal?: AbortSignal, maxServiceWaitMs = Infinity): Promise<number | undefined> {
     for (;;) {
       const { wait, cause } = this.delayAndCause(family);
       if (wait <= 0) break;
+      if (cause === 'service rate-limit headers' && wait > maxServiceWaitMs) return this.now() + wait;
       this.reportLongWait(family, wait, cause);
       await this.sleepFn(wait, signal);
     }
@@ -158,6 +163,7 @@ export class RateLimiter {
       const budget = s.observed.remaining - s.startedSinceObserved;
       s.nextSlotAt = now + (budget > 0 ? Math.max(0, s.observed.resetAt - now) / (budget + 1) : 0);
     }
+    return undefined;
   }
 
   private reportLongWait(family: EndpointFamily, waitMs: number, cause: LongWait['cause']): void {

@@ -1,0 +1,107 @@
+/**
+ * The service's rate-limit headers on a successful answer (x-rate-limit-remaining 0 and a
+ * x-rate-limit-reset far ahead) hold the next request of that kind until the reset. Within
+ * retry.budget_ms adsync waits for it; beyond it, it stops at once, as it does for a 429 whose
+ * reset comes after the budget, instead of waiting (an hour, here) with the job's lock held.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { collect, createWorkspace, type Workspace } from '../helpers/e2e.js';
+import type { CliResult } from '../helpers/cli.js';
+import { catalogIds, catalogJob, feedItem, ids, productRequests, rssFeed, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
+
+const HOUR_MS = 3_600_000;
+const USERS_ROUTE = 'POST /12/accounts/:account_id/custom_audiences/:custom_audience_id/users';
+
+let workspaces: Workspace[] = [];
+afterEach(async () => {
+  await Promise.all(workspaces.map((ws) => ws.close()));
+  workspaces = [];
+});
+
+/** A workspace whose emulator allows `limit` requests of `family` per hour, with a clock the test moves on. */
+async function limitedWorkspace(family: 'write' | 'audience_users', limit: number): Promise<{ ws: Workspace; passHour: () => void }> {
+  let offset = 0;
+  const ws = await createWorkspace({ rateLimits: { [family]: { limit, windowMs: HOUR_MS } }, now: () => Date.now() + offset, timestampSkewSeconds: 2 * 3600 });
+  workspaces.push(ws);
+  return { ws, passHour: () => (offset += HOUR_MS) };
+}
+
+/** Runs `adsync <args>`, killed after 15 s: a run that waits for the reset would wait an hour. */
+async function runAtMost15s(ws: Workspace, args: string[]): Promise<CliResult> {
+  const child = ws.spawn(args);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  try {
+    return await collect(child);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The one `adsync: ...` line of stderr. */
+function errorLines(stderr: string): string[] {
+  return stderr.split('\n').filter((l) => l.startsWith('adsync: '));
+}
+
+const NOT_SENT =
+  /^was not sent: the service's rate-limit headers \(x-rate-limit-remaining 0\) allow no more of these requests before their reset \(the service asked to wait until (\S+), beyond retry\.budget_ms \(20000 ms\); what was not acknowledged is sent by the next run\)$/;
+
+describe('rate-limit headers holding requests beyond the retry budget', () => {
+  it('catalog: the third PUT is not sent; the run stops at once with the reset time, the next run sends it', { timeout: 60_000 }, async () => {
+    const { ws, passHour } = await limitedWorkspace('write', 2);
+    ws.write('shop.yaml', `${catalogJob({ source: 'feed.xml' })}concurrency: 1\n`);
+    const all = ids(60);
+    ws.write('feed.xml', rssFeed(all.map((id) => feedItem(id))));
+
+    const started = Date.now();
+    const run = await runAtMost15s(ws, ['run', 'shop.yaml', '--json']);
+    expect(run.signal, 'still waiting after 15 s').toBeNull();
+    expect(run.code, run.stderr).toBe(1);
+    const summary = summaryOf(run);
+    expect(summary).toMatchObject({ status: 'failed', created: 50, requests: 3, retries: 0 });
+    const prefix = 'PUT /12/product_catalogs/emu-catalog/products ';
+    const error = String(summary.error);
+    expect(error.startsWith(prefix)).toBe(true);
+    const until = NOT_SENT.exec(error.slice(prefix.length))?.[1];
+    expect(until, error).toBeDefined();
+    // The reset the service announced (the end of its hour), plus adsync's margin for clock skew.
+    expect(Math.abs(Date.parse(String(until)) - (started + HOUR_MS))).toBeLessThan(10_000);
+    expect(errorLines(run.stderr)).toEqual([`adsync: job shop failed: ${error}`]);
+    expect(productRequests(ws, 'PUT')).toBe(2);
+    expect(catalogIds(ws)).toEqual(all.slice(0, 50));
+
+    passHour();
+    const next = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(next.code, next.stderr).toBe(0);
+    expect(summaryOf(next)).toMatchObject({ status: 'success', created: 10, unchanged: 50 });
+    expect(catalogIds(ws)).toEqual(all);
+  });
+
+  it('audience: the removals are not sent after the additions; the run stops at once, removes nothing, the next run removes', { timeout: 60_000 }, async () => {
+    const { ws, passHour } = await limitedWorkspace('audience_users', 2);
+    const emails = (from: number, to: number): string => `Email\n${Array.from({ length: to - from }, (_, i) => `user${from + i}@example.com`).join('\n')}\n`;
+    ws.write('crm.yaml', 'name: crm\naccount_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n');
+    ws.write('crm.csv', emails(0, 20));
+    expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
+    // Users 0-4 leave, 20-24 join: an addition request (the window's last), then a removal request.
+    ws.write('crm.csv', emails(5, 25));
+
+    const run = await runAtMost15s(ws, ['run', 'crm.yaml', '--json']);
+    expect(run.signal, 'still waiting after 15 s').toBeNull();
+    expect(run.code, run.stderr).toBe(1);
+    const summary = summaryOf(run);
+    expect(summary).toMatchObject({ status: 'failed', added: 5, removed: 0, requests: 1, retries: 0 });
+    const prefix = 'POST /12/accounts/emu-account/custom_audiences/emu-audience/users ';
+    const error = String(summary.error);
+    expect(error.startsWith(prefix)).toBe(true);
+    expect(NOT_SENT.test(error.slice(prefix.length)), error).toBe(true);
+    expect(errorLines(run.stderr)).toEqual([`adsync: job crm failed: ${error}`]);
+    expect(ws.emulator.state().requests.by_route[USERS_ROUTE]).toBe(2);
+    expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email?.length).toBe(25);
+
+    passHour();
+    const next = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(next.code, next.stderr).toBe(0);
+    expect(summaryOf(next)).toMatchObject({ status: 'success', added: 0, removed: 5, unchanged: 20 });
+    expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email?.length).toBe(20);
+  });
+});
