@@ -10,6 +10,7 @@
  * | RateLimitedError       | 429, with the reset time when the service sent it; a request the headers hold past the budget | yes |
  * | RetryableHttpError     | 408, 423, 500, 502, 503, 504                      | yes       |
  * | NetworkError           | connection refused or reset, timeout, bad framing | yes       |
+ * | TlsError               | an https address whose server speaks no TLS, or a refused certificate | no |
  * | CountMismatchError     | success_count/total_count differ from the records sent | yes  |
  * | ApiRequestError        | any other non-2xx answer                          | no        |
  */
@@ -204,6 +205,25 @@ export class NetworkError extends ApiError {
 
   constructor(method: string, path: string, reason: string, cause?: unknown) {
     super({ method, path }, `${method} ${path} failed: ${reason}`, { cause });
+  }
+}
+
+/**
+ * No TLS connection to an https address: the server does not speak TLS (an http server, or
+ * the wrong port) or its certificate was refused. The same address fails the same way again.
+ */
+export class TlsError extends ApiError {
+  readonly code = 'TLS_FAILED';
+  readonly retryable = false;
+
+  /** `certificate`: the server's certificate was refused (else the server spoke no TLS). */
+  constructor(method: string, path: string, host: string, reason: string, certificate: boolean, cause?: unknown) {
+    super({ method, path }, `${method} ${path} failed: no TLS connection to ${host}: ${reason}`, {
+      cause,
+      hint: certificate
+        ? 'check that ADSYNC_ADS_URL and ADSYNC_API_URL (or ads_url and api_url in the settings file) name the service; behind a proxy that inspects TLS, give Node its CA certificate with NODE_EXTRA_CA_CERTS'
+        : 'check the scheme (http or https) and the port of ADSYNC_ADS_URL and ADSYNC_API_URL, or of ads_url and api_url in the settings file',
+    });
   }
 }
 

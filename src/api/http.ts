@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { NetworkError } from './errors.js';
+import { NetworkError, TlsError } from './errors.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -28,19 +28,37 @@ export interface HttpResponse {
 const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 const httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 });
 
-/** Sends one request. Every failure without an HTTP answer is a (retryable) NetworkError. */
+/** TLS protocol failures and refused certificates, by the code Node gives them. */
+const TLS_PROTOCOL = /^(EPROTO|ERR_SSL_\w+)$/;
+const TLS_CERTIFICATE = /^(ERR_TLS_CERT\w+|\w*CERT\w*|UNABLE_TO_\w+|HOSTNAME_MISMATCH|INVALID_CA|INVALID_PURPOSE|PATH_LENGTH_EXCEEDED)$/;
+
+/** Why a TLS connection failed, in one line: OpenSSL's reason rather than its dump of codes and source files. */
+function tlsReason(err: NodeJS.ErrnoException): string {
+  const openssl = /SSL routines:[^:]*:([^:]+):/.exec(err.message)?.[1];
+  if (openssl === 'wrong version number') return 'its answer is not TLS (wrong version number): the server there may speak http, not https';
+  return openssl ?? `${err.code ?? 'TLS'} ${oneLine(err.message)}`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
+}
+
+/**
+ * Sends one request. Every failure without an HTTP answer is a (retryable) NetworkError, but
+ * a TLS connection that fails (TlsError): that address fails the same way every time.
+ */
 export function sendHttp(req: HttpRequest): Promise<HttpResponse> {
   const isHttps = req.url.protocol === 'https:';
   const transport = isHttps ? https : http;
   const path = req.url.pathname;
   return new Promise<HttpResponse>((resolve, reject) => {
     let settled = false;
-    const fail = (reason: string, cause?: unknown): void => {
+    const fail = (reason: string, cause?: unknown, error?: Error): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       request.destroy();
-      reject(new NetworkError(req.method, path, reason, cause));
+      reject(error ?? new NetworkError(req.method, path, oneLine(reason), cause));
     };
     const headers: Record<string, string | number> = { ...req.headers };
     if (req.body) headers['content-length'] = req.body.length;
@@ -58,7 +76,12 @@ export function sendHttp(req: HttpRequest): Promise<HttpResponse> {
       }
       req.signal.addEventListener('abort', onAbort, { once: true });
     }
-    request.on('error', (err: NodeJS.ErrnoException) => fail(err.code ? `${err.code} ${err.message}` : err.message, err));
+    request.on('error', (err: NodeJS.ErrnoException) => {
+      const code = err.code ?? '';
+      const certificate = TLS_CERTIFICATE.test(code);
+      if (isHttps && (certificate || TLS_PROTOCOL.test(code))) fail(err.message, err, new TlsError(req.method, path, req.url.host, tlsReason(err), certificate, err));
+      else fail(err.code ? `${err.code} ${err.message}` : err.message, err);
+    });
     request.on('response', (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -16,12 +16,13 @@
  *   is not sent.
  */
 import type { AdsApiClient } from '../api/client.js';
-import { ApiValidationError, AuthError, CallStoppedError, ForbiddenError, NotFoundError, type OperationErrorItem } from '../api/errors.js';
+import { ApiValidationError, CallStoppedError, type OperationErrorItem } from '../api/errors.js';
 import { postAudienceUsers, type AudienceTarget } from '../api/resources/audiences.js';
-import { StateError, toAdsyncError, type AdsyncError } from '../errors.js';
+import { toAdsyncError, type AdsyncError } from '../errors.js';
 import type { IdentifierType } from '../hash/types.js';
 import type { IdentifierList } from '../state/identifier-list.js';
 import { AudienceBatchBuilder, BatchMemoryPool, MAX_BYTES_PER_REQUEST, operationRange, userRange, type BatchBuilderOptions, type BuiltBatch } from './audience-batch-builder.js';
+import { stopsUpload } from './stops-upload.js';
 import { BoundedDispatch } from './bounded-dispatch.js';
 
 export interface AcknowledgedBatch {
@@ -67,11 +68,6 @@ export interface AudienceUploadResult {
   fatal: AdsyncError | undefined;
   /** True when the stop signal ended the upload before its input did. */
   stopped: boolean;
-}
-
-/** Errors that stop the upload: sending more could not help (credentials, a missing target, the service down, a state database that cannot be written). */
-function isFatal(error: AdsyncError): boolean {
-  return error instanceof AuthError || error instanceof ForbiddenError || error instanceof NotFoundError || error instanceof StateError || error.retryable;
 }
 
 function describeOperationErrors(items: OperationErrorItem['errors']): string {
@@ -153,7 +149,7 @@ export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, 
       }
       result.failedUsers += batch.userCount;
       options.onFailed?.(batch.userCount, error);
-      if (isFatal(error) && !result.fatal) result.fatal = error;
+      if (stopsUpload(error) && !result.fatal) result.fatal = error;
     }
   };
 

@@ -13,10 +13,11 @@
  * product_key as deleted: one the answer does not mention failed, and stays in the state.
  */
 import type { AdsApiClient } from '../api/client.js';
-import { ApiRequestError, AuthError, CallStoppedError, ForbiddenError, NotFoundError } from '../api/errors.js';
+import { ApiRequestError, CallStoppedError } from '../api/errors.js';
 import { deleteProducts, describeServiceMessage, putProducts, serviceMessageParts, type ProductResult } from '../api/resources/catalogs.js';
-import { InternalError, StateError, toAdsyncError, type AdsyncError } from '../errors.js';
+import { InternalError, toAdsyncError, type AdsyncError } from '../errors.js';
 import type { ProductToDelete, ProductToSend } from '../state/store.js';
+import { stopsUpload } from './stops-upload.js';
 import { BoundedDispatch, sendInBatches } from './bounded-dispatch.js';
 
 export const MAX_PRODUCTS_PER_REQUEST = 25;
@@ -89,11 +90,6 @@ function stoppedBy(error: AdsyncError, products: number, result: CatalogUploadRe
   result.stopped = true;
   if (error.sent) result.stoppedAfterSending += products;
   return true;
-}
-
-/** A StateError comes from committing acknowledged products: the next commits would fail too. */
-function isFatal(error: AdsyncError): boolean {
-  return error instanceof AuthError || error instanceof ForbiddenError || error instanceof NotFoundError || error instanceof StateError || error.retryable;
 }
 
 /**
@@ -180,7 +176,7 @@ export async function upsertProductBatches(
       if (stoppedBy(error, products.length, result)) return;
       result.failed += products.length;
       options.onFailed?.(products.length, error);
-      if (isFatal(error) && !result.fatal) result.fatal = error;
+      if (stopsUpload(error) && !result.fatal) result.fatal = error;
     } finally {
       options.onSettled?.(seq);
     }
@@ -277,7 +273,7 @@ export async function removeProducts(pages: AsyncIterable<readonly ProductToDele
       if (stoppedBy(error, products.length, result)) return;
       result.failed += products.length;
       options.onFailed?.(products.length, error);
-      if (isFatal(error) && !result.fatal) result.fatal = error;
+      if (stopsUpload(error) && !result.fatal) result.fatal = error;
     }
   };
   const { stopped } = await sendInBatches(pages, MAX_KEYS_PER_DELETE, options.concurrency, send, () => result.fatal !== undefined, options.stop);

@@ -1,0 +1,61 @@
+/**
+ * An ADSYNC_ADS_URL that names the service wrongly: the operator gets one line saying what is
+ * wrong with the address and what to check, never an OpenSSL dump or a 404 that blames the
+ * job's audience or catalog, and nothing is sent, removed or deleted.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+import { catalogIds, catalogJob, feedItem, ids, productRequests, rssFeed } from '../fixtures/catalog/catalog-e2e.js';
+
+let workspaces: Workspace[] = [];
+afterEach(async () => {
+  await Promise.all(workspaces.map((ws) => ws.close()));
+  workspaces = [];
+});
+
+async function workspace(): Promise<Workspace> {
+  const ws = await createWorkspace();
+  workspaces.push(ws);
+  ws.write('crm.yaml', 'name: crm\naccount_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n');
+  ws.write('crm.csv', `Email\n${Array.from({ length: 20 }, (_, i) => `user${i}@example.com`).join('\n')}\n`);
+  ws.write('shop.yaml', catalogJob({ source: 'feed.xml' }));
+  ws.write('feed.xml', rssFeed(ids(30).map((id) => feedItem(id))));
+  return ws;
+}
+
+function errorLines(stderr: string): string[] {
+  return stderr.split('\n').filter((l) => l.startsWith('adsync: '));
+}
+
+describe('ADSYNC_ADS_URL mistakes', () => {
+  it('https:// for a service that speaks http: one line naming the address and the likely cause, no retries, nothing lost', { timeout: 60_000 }, async () => {
+    const ws = await workspace();
+    // The catalog first gets a state, so that its next run PUTs (the upload) rather than lists.
+    expect((await ws.cli(['run', 'shop.yaml'])).code).toBe(0);
+    ws.write('feed.xml', rssFeed(ids(40).map((id) => feedItem(id))));
+    const https = ws.emulator.url.replace(/^http:/, 'https:');
+    const host = new URL(ws.emulator.url).host;
+    const hint = `check the scheme (http or https) and the port of ADSYNC_ADS_URL and ADSYNC_API_URL, or of ads_url and api_url in the settings file`;
+
+    const run = await ws.cli(['run', 'crm.yaml', 'shop.yaml', '--json'], { ADSYNC_ADS_URL: https });
+    expect(run.code, run.stderr).toBe(1);
+    const users = `POST /12/accounts/emu-account/custom_audiences/emu-audience/users failed: no TLS connection to ${host}: its answer is not TLS (wrong version number): the server there may speak http, not https (${hint})`;
+    const products = `PUT /12/product_catalogs/emu-catalog/products failed: no TLS connection to ${host}: its answer is not TLS (wrong version number): the server there may speak http, not https (${hint})`;
+    expect(errorLines(run.stderr)).toEqual([`adsync: job crm failed: ${users}`, `adsync: job shop failed: ${products}`]);
+    expect(run.stderr).not.toMatch(/SSL routines|openssl|\n\s+at /);
+    const [crm, shop] = summaries(run);
+    expect(crm).toMatchObject({ status: 'failed', added: 0, requests: 1, retries: 0, exit_code: 1, error: users });
+    expect(shop).toMatchObject({ status: 'failed', created: 0, deleted: 0, requests: 1, retries: 0, exit_code: 1, error: products });
+
+    // Nothing reached the service; with the right address the next runs send everything.
+    expect(productRequests(ws, 'PUT')).toBe(2);
+    const fixed = await ws.cli(['run', 'crm.yaml', 'shop.yaml', '--json']);
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(summaries(fixed).map((s) => [s.added, s.created])).toEqual([
+      [20, 0],
+      [0, 10],
+    ]);
+    expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email?.length).toBe(20);
+    expect(catalogIds(ws)).toEqual(ids(40));
+  });
+});
