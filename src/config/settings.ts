@@ -170,8 +170,11 @@ export interface LoadSettingsOptions {
 
 /**
  * The base URL of an API as configured (`where`: the variable or the settings key): http or
- * https, nothing around it. Checked before anything is read, so that a typo is not found only
- * when the first request fails (as "could not be delivered; the next run sends them again").
+ * https, nothing around it, and no path, query or fragment (each request's path is added to
+ * it: a /12 copied from a request would make every one a 404 that seems to say the job's
+ * audience or catalog does not exist). Checked before anything is read, so that a typo is not
+ * found only when the first request fails (as "could not be delivered; the next run sends
+ * them again").
  */
 function serviceUrl(value: string, where: string, example: string): string {
   let url: URL | undefined;
@@ -182,6 +185,11 @@ function serviceUrl(value: string, where: string, example: string): string {
   }
   if (url === undefined || value.trim() !== value || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new ConfigError(`${where} is ${JSON.stringify(value)}: expected an http or https URL such as ${example}, without spaces`);
+  }
+  if (url.pathname !== '/' || url.search !== '' || url.hash !== '' || /[?#]/.test(value)) {
+    throw new ConfigError(
+      `${where} is ${JSON.stringify(value)}: expected the service's address without a path, query or fragment, such as ${example} (adsync adds each request's path, /12/... or /oauth/..., itself)`,
+    );
   }
   return value;
 }

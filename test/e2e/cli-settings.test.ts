@@ -526,6 +526,33 @@ describe('usage errors exit 2 with a short message and no stack trace', () => {
     expect(requests()).toBe(0);
   });
 
+  it('an API URL with a path, a query or a fragment (/12 copied from a request, a proxy path): exit 2 before anything is read, not a 404 that blames the job', async () => {
+    const expected = (where: string, value: string, example: string): string =>
+      `adsync: ${where} is ${JSON.stringify(value)}: expected the service's address without a path, query or fragment, such as ${example} (adsync adds each request's path, /12/... or /oauth/..., itself)\n`;
+    for (const [variable, value, example] of [
+      ['ADSYNC_ADS_URL', `${ws.emulator.url}/12`, 'https://ads-api.x.com'],
+      ['ADSYNC_ADS_URL', `${ws.emulator.url}/12/`, 'https://ads-api.x.com'],
+      ['ADSYNC_ADS_URL', `${ws.emulator.url}/api/`, 'https://ads-api.x.com'],
+      ['ADSYNC_ADS_URL', `${ws.emulator.url}/?x=1`, 'https://ads-api.x.com'],
+      ['ADSYNC_API_URL', `${ws.emulator.url}/oauth`, 'https://api.x.com'],
+      ['ADSYNC_API_URL', `${ws.emulator.url}#top`, 'https://api.x.com'],
+    ] as const) {
+      const r = await ws.cli(['run', 'crm.yaml', '--full'], { [variable]: value });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toBe(expected(variable, value, example));
+    }
+    ws.write('path.yaml', `ads_url: ${ws.emulator.url}/12\n`);
+    const file = await ws.cli(['--config', 'path.yaml', 'run', 'crm.yaml', '--full'], { ADSYNC_ADS_URL: undefined });
+    expect(file.code, file.stderr).toBe(2);
+    expect(file.stderr).toBe(expected('path.yaml: ads_url', `${ws.emulator.url}/12`, 'https://ads-api.x.com'));
+    expect(requests()).toBe(0);
+    // The address alone, with or without its slash, is the service's.
+    for (const value of [ws.emulator.url, `${ws.emulator.url}/`]) {
+      const r = await ws.cli(['run', 'crm.yaml', '--full'], { ADSYNC_ADS_URL: value, ADSYNC_API_URL: value });
+      expect(r.code, r.stderr).toBe(0);
+    }
+  });
+
   it('a settings file with an alias to an anchor that is not set, or an alias bomb: exit 2 like any YAML error', async () => {
     ws.write('alias.yaml', 'retry: { retries: 2 }\nconcurrency: *c\n');
     const alias = await ws.cli(['--config', 'alias.yaml', 'run', 'crm.yaml']);
