@@ -179,7 +179,7 @@ export async function sendIdentifiers(
     },
   });
   if (result.rejectedUsers > 0) ctx.fail(`the service refused ${result.rejectedUsers} user records (see the rejects file)`);
-  if (result.failedUsers > 0 && !result.fatal) ctx.fail(`${result.failedUsers} user records could not be delivered; the next run sends them again`);
+  if (result.failedUsers > 0 && !result.fatal) ctx.failDelivery(`${result.failedUsers} user records`, result.firstFailure);
   if (result.fatal) throw result.fatal;
   if (result.stopped) ctx.interrupted = true;
   return result;

@@ -138,7 +138,7 @@ export function noteUploadProblems(ctx: RunContext, result: CatalogUploadResult)
   if (result.rejected > 0) {
     ctx.note(`the service refused ${result.rejected} product${result.rejected === 1 ? '' : 's'}; see the rejects file for the service's reasons`);
   }
-  if (result.failed > 0 && !result.fatal) ctx.fail(`${result.failed} products could not be delivered; the next run sends them again`);
+  if (result.failed > 0 && !result.fatal) ctx.failDelivery(`${result.failed} products`, result.firstFailure);
   if (result.alreadyGone > 0) {
     ctx.note(`${result.alreadyGone} product${result.alreadyGone === 1 ? ' was' : 's were'} already gone from the catalog (deleted outside adsync); the state no longer lists them`);
   }

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { AdsApiClient } from '../api/client.js';
 import { loadCredentials } from '../api/credentials.js';
 import type { Settings } from '../config/settings.js';
+import { reportedMessage, type AdsyncError } from '../errors.js';
 import type { StateStore } from '../state/store.js';
 import type { Job } from './job.js';
 import type { ProgressDisplay, RunCounters } from './progress.js';
@@ -86,6 +87,14 @@ export class RunContext {
   /** Marks the run failed for this reason (the run goes on unless the caller stops). */
   fail(reason: string): void {
     this.failures.push(reason);
+  }
+
+  /**
+   * Marks the run failed because `what` ("25 products") could not be delivered, saying why the
+   * first request that failed was not (a 413, a 400 refusing it as a whole ...).
+   */
+  failDelivery(what: string, firstFailure: AdsyncError | undefined): void {
+    this.fail(`${what} could not be delivered${firstFailure ? ` (${reportedMessage(firstFailure)})` : ''}; the next run sends them again`);
   }
 
   /** Turns a row as stored into the row of the source file (see parallel-export-read.ts). */

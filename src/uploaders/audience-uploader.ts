@@ -63,6 +63,8 @@ export interface AudienceUploadResult {
   acknowledgedIdentifiers: number;
   rejectedUsers: number;
   failedUsers: number;
+  /** Why the first batch that failed was not delivered (the report names it). */
+  firstFailure: AdsyncError | undefined;
   batches: number;
   /** Set when the upload stopped early because of this error. */
   fatal: AdsyncError | undefined;
@@ -80,6 +82,7 @@ export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, 
     acknowledgedIdentifiers: 0,
     rejectedUsers: 0,
     failedUsers: 0,
+    firstFailure: undefined,
     batches: 0,
     fatal: undefined,
     stopped: false,
@@ -89,6 +92,12 @@ export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, 
   const pool = new BatchMemoryPool(options.builder.maxBytes ?? MAX_BYTES_PER_REQUEST, options.concurrency + 1);
   const builder = new AudienceBatchBuilder(options.builder, pool);
   let seq = 0;
+
+  const failed = (users: number, error: AdsyncError): void => {
+    result.failedUsers += users;
+    result.firstFailure ??= error;
+    options.onFailed?.(users, error);
+  };
 
   const send = async (batch: BuiltBatch, batchSeq: number, resent = false): Promise<void> => {
     try {
@@ -101,8 +110,7 @@ export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, 
   const sendOnce = async (batch: BuiltBatch, batchSeq: number, resent: boolean): Promise<void> => {
     if (result.fatal) {
       // Another batch hit a fatal error: do not send more.
-      result.failedUsers += batch.userCount;
-      options.onFailed?.(batch.userCount, result.fatal);
+      failed(batch.userCount, result.fatal);
       return;
     }
     try {
@@ -147,8 +155,7 @@ export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, 
         if (!rebuilt.isEmpty) await send(rebuilt.build(), batchSeq, true);
         return;
       }
-      result.failedUsers += batch.userCount;
-      options.onFailed?.(batch.userCount, error);
+      failed(batch.userCount, error);
       if (stopsUpload(error) && !result.fatal) result.fatal = error;
     }
   };

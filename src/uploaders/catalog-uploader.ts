@@ -41,6 +41,8 @@ export interface CatalogUploadResult {
   unchanged: number;
   rejected: number;
   failed: number;
+  /** Why the first request that failed was not delivered (the report names it). */
+  firstFailure: AdsyncError | undefined;
   warnings: number;
   deleted: number;
   /** Products to delete that the service did not find: already gone from the catalog. */
@@ -78,7 +80,7 @@ export interface CatalogUploadOptions {
 export const MAX_DELETE_FAILURES_KEPT = 10;
 
 export function emptyCatalogResult(): CatalogUploadResult {
-  return { created: 0, updated: 0, unchanged: 0, rejected: 0, failed: 0, warnings: 0, deleted: 0, alreadyGone: 0, deleteFailed: 0, deleteFailures: [], fatal: undefined, stopped: false, stoppedAfterSending: 0 };
+  return { created: 0, updated: 0, unchanged: 0, rejected: 0, failed: 0, firstFailure: undefined, warnings: 0, deleted: 0, alreadyGone: 0, deleteFailed: 0, deleteFailures: [], fatal: undefined, stopped: false, stoppedAfterSending: 0 };
 }
 
 /**
@@ -90,6 +92,13 @@ function stoppedBy(error: AdsyncError, products: number, result: CatalogUploadRe
   result.stopped = true;
   if (error.sent) result.stoppedAfterSending += products;
   return true;
+}
+
+/** Products of a request that was not delivered (or that its answer left out): counted, the first cause kept, reported. */
+function noteFailed(result: CatalogUploadResult, options: CatalogUploadOptions, count: number, error: AdsyncError): void {
+  result.failed += count;
+  result.firstFailure ??= error;
+  options.onFailed?.(count, error);
 }
 
 /**
@@ -161,8 +170,7 @@ export async function upsertProductBatches(
       // A product the answer does not mention may or may not have been applied: not delivered
       // as far as adsync knows (not a refusal); the next run sends it again.
       if (unanswered > 0) {
-        result.failed += unanswered;
-        options.onFailed?.(unanswered, new ApiRequestError({ method: 'PUT', path: `/12/product_catalogs/${options.catalogId}/products` }, `the service's answer has no result for ${unanswered} of the ${products.length} products sent`));
+        noteFailed(result, options, unanswered, new ApiRequestError({ method: 'PUT', path: `/12/product_catalogs/${options.catalogId}/products` }, `the service's answer has no result for ${unanswered} of the ${products.length} products sent`));
       }
       for (const o of outcomes) {
         if (o.kind === 'rejected') result.rejected += 1;
@@ -174,8 +182,7 @@ export async function upsertProductBatches(
     } catch (caught) {
       const error = toAdsyncError(caught);
       if (stoppedBy(error, products.length, result)) return;
-      result.failed += products.length;
-      options.onFailed?.(products.length, error);
+      noteFailed(result, options, products.length, error);
       if (stopsUpload(error) && !result.fatal) result.fatal = error;
     } finally {
       options.onSettled?.(seq);
@@ -265,14 +272,12 @@ export async function removeProducts(pages: AsyncIterable<readonly ProductToDele
       result.deleted += deleted;
       result.alreadyGone += alreadyGone;
       if (unanswered > 0) {
-        result.failed += unanswered;
-        options.onFailed?.(unanswered, new ApiRequestError({ method: 'DELETE', path: `/12/product_catalogs/${options.catalogId}/products` }, `the service's answer has no result for ${unanswered} of the ${products.length} product keys sent`));
+        noteFailed(result, options, unanswered, new ApiRequestError({ method: 'DELETE', path: `/12/product_catalogs/${options.catalogId}/products` }, `the service's answer has no result for ${unanswered} of the ${products.length} product keys sent`));
       }
     } catch (caught) {
       const error = toAdsyncError(caught);
       if (stoppedBy(error, products.length, result)) return;
-      result.failed += products.length;
-      options.onFailed?.(products.length, error);
+      noteFailed(result, options, products.length, error);
       if (stopsUpload(error) && !result.fatal) result.fatal = error;
     }
   };

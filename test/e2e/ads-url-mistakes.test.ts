@@ -3,28 +3,19 @@
  * wrong with the address and what to check, never an OpenSSL dump or a 404 that blames the
  * job's audience or catalog, and nothing is sent, removed or deleted.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+import { describe, expect, it } from 'vitest';
+import { errorLines, summaries, workspacePerTest, type Workspace } from '../helpers/e2e.js';
 import { catalogIds, catalogJob, feedItem, ids, productRequests, rssFeed } from '../fixtures/catalog/catalog-e2e.js';
 
-let workspaces: Workspace[] = [];
-afterEach(async () => {
-  await Promise.all(workspaces.map((ws) => ws.close()));
-  workspaces = [];
-});
+const newWorkspace = workspacePerTest();
 
 async function workspace(): Promise<Workspace> {
-  const ws = await createWorkspace();
-  workspaces.push(ws);
+  const ws = await newWorkspace();
   ws.write('crm.yaml', 'name: crm\naccount_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n');
   ws.write('crm.csv', `Email\n${Array.from({ length: 20 }, (_, i) => `user${i}@example.com`).join('\n')}\n`);
   ws.write('shop.yaml', catalogJob({ source: 'feed.xml' }));
   ws.write('feed.xml', rssFeed(ids(30).map((id) => feedItem(id))));
   return ws;
-}
-
-function errorLines(stderr: string): string[] {
-  return stderr.split('\n').filter((l) => l.startsWith('adsync: '));
 }
 
 describe('ADSYNC_ADS_URL mistakes', () => {

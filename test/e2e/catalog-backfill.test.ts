@@ -117,7 +117,7 @@ describe('adsync backfill of a catalog job, against a service whose answer leave
       const env = { ADSYNC_ADS_URL: service.url };
       const first = await ws.cli(['backfill', 'cat.yaml', '--source', 'history.csv', '--json'], env);
       expect(first.code, first.stderr).toBe(1);
-      expect(summaries(first)[0]).toMatchObject({ status: 'failed', error: '1 products could not be delivered; the next run sends them again' });
+      expect(summaries(first)[0]).toMatchObject({ status: 'failed', error: "1 products could not be delivered (the service's answer has no result for 1 of the 25 products sent); the next run sends them again" });
       expect(leftOut).toBe('SKU-25');
       expect(received).toHaveLength(60);
       const db = new Database(ws.statePath, { readonly: true });

@@ -113,7 +113,7 @@ describe('adsync run (catalog): failed requests', () => {
     ws.fault({ route: PUT_ROUTE, kind: 'status', status: 400, code: 'INVALID_PARAMETER', times: 1 });
     const first = await run(ws);
     expect(first.code).toBe(1);
-    expect(summaryOf(first)).toMatchObject({ status: 'failed', created: 25, error: '25 products could not be delivered; the next run sends them again' });
+    expect(summaryOf(first)).toMatchObject({ status: 'failed', created: 25, error: '25 products could not be delivered (PUT /12/product_catalogs/emu-catalog/products answered HTTP 400: INVALID_PARAMETER injected fault: HTTP 400); the next run sends them again' });
     expect(catalogIds(ws)).toEqual(fifty.slice(25));
 
     const second = await run(ws);

@@ -4,25 +4,20 @@
  * retry.budget_ms adsync waits for it; beyond it, it stops at once, as it does for a 429 whose
  * reset comes after the budget, instead of waiting (an hour, here) with the job's lock held.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { collect, createWorkspace, type Workspace } from '../helpers/e2e.js';
+import { describe, expect, it } from 'vitest';
+import { collect, errorLines, workspacePerTest, type Workspace } from '../helpers/e2e.js';
 import type { CliResult } from '../helpers/cli.js';
 import { catalogIds, catalogJob, feedItem, ids, productRequests, rssFeed, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
 
 const HOUR_MS = 3_600_000;
 const USERS_ROUTE = 'POST /12/accounts/:account_id/custom_audiences/:custom_audience_id/users';
 
-let workspaces: Workspace[] = [];
-afterEach(async () => {
-  await Promise.all(workspaces.map((ws) => ws.close()));
-  workspaces = [];
-});
+const newWorkspace = workspacePerTest();
 
 /** A workspace whose emulator allows `limit` requests of `family` per hour, with a clock the test moves on. */
 async function limitedWorkspace(family: 'write' | 'audience_users', limit: number): Promise<{ ws: Workspace; passHour: () => void }> {
   let offset = 0;
-  const ws = await createWorkspace({ rateLimits: { [family]: { limit, windowMs: HOUR_MS } }, now: () => Date.now() + offset, timestampSkewSeconds: 2 * 3600 });
-  workspaces.push(ws);
+  const ws = await newWorkspace({ rateLimits: { [family]: { limit, windowMs: HOUR_MS } }, now: () => Date.now() + offset, timestampSkewSeconds: 2 * 3600 });
   return { ws, passHour: () => (offset += HOUR_MS) };
 }
 
@@ -35,11 +30,6 @@ async function runAtMost15s(ws: Workspace, args: string[]): Promise<CliResult> {
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** The one `adsync: ...` line of stderr. */
-function errorLines(stderr: string): string[] {
-  return stderr.split('\n').filter((l) => l.startsWith('adsync: '));
 }
 
 const NOT_SENT =

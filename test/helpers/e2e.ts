@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { startEmulator, type EmulatorHandle, type EmulatorOptions } from '../../src/emulator/index.js';
 import { baseEnv, collect, runCli, startCli, type CliResult } from './cli.js';
 import type { ChildProcess } from 'node:child_process';
+import { afterEach } from 'vitest';
 
 export interface Workspace {
   dir: string;
@@ -72,6 +73,23 @@ export async function createWorkspace(options: EmulatorOptions = {}): Promise<Wo
   };
 }
 
+/**
+ * createWorkspace for the tests of one file (call it at the file's top level): every workspace
+ * it makes is closed after the test that made it.
+ */
+export function workspacePerTest(): (options?: EmulatorOptions) => Promise<Workspace> {
+  let open: Workspace[] = [];
+  afterEach(async () => {
+    await Promise.all(open.map((ws) => ws.close()));
+    open = [];
+  });
+  return async (options) => {
+    const ws = await createWorkspace(options);
+    open.push(ws);
+    return ws;
+  };
+}
+
 export { collect };
 
 /** Parses the JSON summary lines a `--json` run printed. */
@@ -80,4 +98,9 @@ export function summaries(result: CliResult): Record<string, unknown>[] {
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** The lines adsync prints as its own error lines (`adsync: ...`). */
+export function errorLines(stderr: string): string[] {
+  return stderr.split('\n').filter((l) => l.startsWith('adsync: '));
 }

@@ -95,7 +95,7 @@ export const CELLS: Cell[] = [
   {
     name: 'HTTP 400 refusing a request as a whole',
     faults: [{ kind: 'status', status: 400, code: 'INVALID_PARAMETER', times: 1 }],
-    expect: { fails: /could not be delivered; the next run sends them again/ },
+    expect: { fails: /could not be delivered \((POST|PUT) \S+ answered HTTP 400: INVALID_PARAMETER injected fault: HTTP 400\); the next run sends them again/ },
   },
   {
     name: 'HTTP 503 outliving the retries',

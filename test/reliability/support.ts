@@ -42,10 +42,7 @@ export function summaryOf(result: CliResult): Record<string, unknown> {
   return all[0] ?? {};
 }
 
-/** The lines adsync prints as its own error lines. */
-export function errorLines(stderr: string): string[] {
-  return stderr.split('\n').filter((l) => l.startsWith('adsync: '));
-}
+export { errorLines } from '../helpers/e2e.js';
 
 // ---------------------------------------------------------------------------------------
 // Audiences: an export of rows `P<i>,User.<i>@Example.com`; members are the hashes of the

@@ -1,0 +1,57 @@
+/**
+ * A request the service refuses as a whole with a status no retry can help (413 here; a 400
+ * without operation errors, a 405 ...) fails its records only: the run goes on and ends
+ * failed. The summary (what cron mails and an alert carries) says why, not only how many, and
+ * the next run sends them again.
+ */
+import { describe, expect, it } from 'vitest';
+import { errorLines, workspacePerTest } from '../helpers/e2e.js';
+import { catalogIds, catalogJob, feedItem, ids, rssFeed, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
+
+const workspace = workspacePerTest();
+
+describe('a request refused as a whole (HTTP 413)', () => {
+  it('audience: the additions fail with the service\'s reason, the removals still go out; the next run adds', { timeout: 60_000 }, async () => {
+    const ws = await workspace();
+    const emails = (from: number, to: number): string => `Email\n${Array.from({ length: to - from }, (_, i) => `user${from + i}@example.com`).join('\n')}\n`;
+    ws.write('crm.yaml', 'name: crm\naccount_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n');
+    ws.write('crm.csv', emails(0, 20));
+    expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
+    ws.write('crm.csv', emails(5, 25));
+    ws.fault({ route: 'POST /12/accounts/*/custom_audiences/*/users', kind: 'status', status: 413, times: 1 });
+
+    const run = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(run.code, run.stderr).toBe(1);
+    const error =
+      '5 user records could not be delivered (POST /12/accounts/emu-account/custom_audiences/emu-audience/users answered HTTP 413: PAYLOAD_TOO_LARGE injected fault: HTTP 413); the next run sends them again';
+    expect(summaryOf(run)).toMatchObject({ status: 'failed', added: 0, removed: 5, error });
+    expect(errorLines(run.stderr)).toEqual([`adsync: job crm failed: ${error}`]);
+    expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email?.length).toBe(15);
+
+    const next = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(next.code, next.stderr).toBe(0);
+    expect(summaryOf(next)).toMatchObject({ status: 'success', added: 5, removed: 0 });
+    expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email?.length).toBe(20);
+  });
+
+  it('catalog: the refused PUT\'s products fail with the service\'s reason, the other PUT goes out; the next run sends them', { timeout: 60_000 }, async () => {
+    const ws = await workspace();
+    ws.write('shop.yaml', `${catalogJob({ source: 'feed.xml' })}concurrency: 1\n`);
+    const all = ids(50);
+    ws.write('feed.xml', rssFeed(all.map((id) => feedItem(id))));
+    ws.fault({ route: 'PUT /12/product_catalogs/*/products', kind: 'status', status: 413, times: 1 });
+
+    const run = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(run.code, run.stderr).toBe(1);
+    const error =
+      '25 products could not be delivered (PUT /12/product_catalogs/emu-catalog/products answered HTTP 413: PAYLOAD_TOO_LARGE injected fault: HTTP 413); the next run sends them again';
+    expect(summaryOf(run)).toMatchObject({ status: 'failed', created: 25, error });
+    expect(errorLines(run.stderr)).toEqual([`adsync: job shop failed: ${error}`]);
+    expect(catalogIds(ws)).toEqual(all.slice(25));
+
+    const next = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(next.code, next.stderr).toBe(0);
+    expect(summaryOf(next)).toMatchObject({ status: 'success', created: 25, unchanged: 25 });
+    expect(catalogIds(ws)).toEqual(all);
+  });
+});
