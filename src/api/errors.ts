@@ -150,6 +150,19 @@ export class ConsumerKeyRejectedError extends ApiError {
 export class ForbiddenError extends ApiError {
   readonly code = 'FORBIDDEN';
   readonly retryable = false;
+
+  /** An Ads API path (/12/..., /5/...) gets a hint; the OAuth endpoints' 403s say enough themselves. */
+  constructor(ctx: HttpErrorContext) {
+    super(
+      ctx,
+      undefined,
+      /^\/\d+\//.test(ctx.path)
+        ? {
+            hint: "the credentials' user is not allowed this request: check in X Ads Manager that it has access to this ads account and may edit its audiences and catalogs (an audience shared READ_ONLY cannot be changed); the next run sends what was not acknowledged",
+          }
+        : {},
+    );
+  }
 }
 
 /** HTTP 404: the account, catalog, audience or list does not exist (or is not visible to this user). */

@@ -2,7 +2,8 @@
  * A request the service refuses as a whole with a status no retry can help (413 here; a 400
  * without operation errors, a 405 ...) fails its records only: the run goes on and ends
  * failed. The summary (what cron mails and an alert carries) says why, not only how many, and
- * the next run sends them again.
+ * the next run sends them again. A 403 (the credentials' user may not make the change) stops
+ * the run instead, saying what to check.
  */
 import { describe, expect, it } from 'vitest';
 import { errorLines, workspacePerTest } from '../helpers/e2e.js';
@@ -52,6 +53,34 @@ describe('a request refused as a whole (HTTP 413)', () => {
     const next = await ws.cli(['run', 'shop.yaml', '--json']);
     expect(next.code, next.stderr).toBe(0);
     expect(summaryOf(next)).toMatchObject({ status: 'success', created: 25, unchanged: 25 });
+    expect(catalogIds(ws)).toEqual(all);
+  });
+});
+
+describe('a request the service forbids (HTTP 403) in the middle of a run', () => {
+  const HINT =
+    "the credentials' user is not allowed this request: check in X Ads Manager that it has access to this ads account and may edit its audiences and catalogs (an audience shared READ_ONLY cannot be changed); the next run sends what was not acknowledged";
+
+  it('catalog: the run stops at the second PUT with what to check; the first is committed, nothing deleted; the next run ends exact', { timeout: 60_000 }, async () => {
+    const ws = await workspace();
+    ws.write('shop.yaml', `${catalogJob({ source: 'feed.xml' })}concurrency: 1\n`);
+    ws.write('feed.xml', rssFeed(ids(20, 'OLD-').map((id) => feedItem(id))));
+    expect((await ws.cli(['run', 'shop.yaml'])).code).toBe(0);
+    const all = ids(50);
+    ws.write('feed.xml', rssFeed(all.map((id) => feedItem(id))));
+    ws.fault({ route: 'PUT /12/product_catalogs/*/products', kind: 'delay', ms: 0, times: 1 });
+    ws.fault({ route: 'PUT /12/product_catalogs/*/products', kind: 'status', status: 403, times: 1 });
+
+    const run = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(run.code, run.stderr).toBe(1);
+    const error = `PUT /12/product_catalogs/emu-catalog/products answered HTTP 403: FORBIDDEN injected fault: HTTP 403 (${HINT})`;
+    expect(summaryOf(run)).toMatchObject({ status: 'failed', created: 25, deleted: 0, exit_code: 1, error });
+    expect(errorLines(run.stderr)).toEqual([`adsync: job shop failed: ${error}`]);
+    expect(catalogIds(ws)).toEqual([...all.slice(0, 25), ...ids(20, 'OLD-')].sort());
+
+    const next = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(next.code, next.stderr).toBe(0);
+    expect(summaryOf(next)).toMatchObject({ status: 'success', created: 25, deleted: 20 });
     expect(catalogIds(ws)).toEqual(all);
   });
 });
