@@ -80,6 +80,7 @@ export function sendHttp(req: HttpRequest): Promise<HttpResponse> {
       const code = err.code ?? '';
       const certificate = TLS_CERTIFICATE.test(code);
       if (isHttps && (certificate || TLS_PROTOCOL.test(code))) fail(err.message, err, new TlsError(req.method, path, req.url.host, tlsReason(err), certificate, err));
+      else if (err.code === 'ECONNREFUSED') fail(`ECONNREFUSED: nothing accepts connections at ${req.url.host} (the service is down, or the host or port of the address is wrong)`, err);
       else fail(err.code ? `${err.code} ${err.message}` : err.message, err);
     });
     request.on('response', (res) => {

@@ -3,6 +3,7 @@
  * wrong with the address and what to check, never an OpenSSL dump or a 404 that blames the
  * job's audience or catalog, and nothing is sent, removed or deleted.
  */
+import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { errorLines, summaries, workspacePerTest, type Workspace } from '../helpers/e2e.js';
 import { catalogIds, catalogJob, feedItem, ids, productRequests, rssFeed } from '../fixtures/catalog/catalog-e2e.js';
@@ -49,4 +50,34 @@ describe('ADSYNC_ADS_URL mistakes', () => {
     expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email?.length).toBe(20);
     expect(catalogIds(ws)).toEqual(ids(40));
   });
+
+  it('a port nothing listens on (a typo): retried as an outage, then one line saying nothing accepts connections there; nothing lost', { timeout: 60_000 }, async () => {
+    const ws = await workspace();
+    const closed = await freePort();
+    const run = await ws.cli(['run', 'crm.yaml', '--json'], { ADSYNC_ADS_URL: `http://127.0.0.1:${closed}` });
+    expect(run.code, run.stderr).toBe(1);
+    const [summary] = summaries(run);
+    expect(summary).toMatchObject({ status: 'failed', added: 0, requests: 7, retries: 6, exit_code: 1 });
+    const error = String(summary?.error);
+    expect(error).toMatch(
+      new RegExp(
+        `^POST /12/accounts/emu-account/custom_audiences/emu-audience/users failed: ECONNREFUSED: nothing accepts connections at 127\\.0\\.0\\.1:${closed} \\(the service is down, or the host or port of the address is wrong\\) \\(gave up after 7 attempts in \\d+\\.\\d s \\(retry\\.retries: 6\\); what was not acknowledged is sent by the next run\\)$`,
+      ),
+    );
+    expect(errorLines(run.stderr)).toEqual([`adsync: job crm failed: ${error}`]);
+
+    const fixed = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(summaries(fixed)[0]).toMatchObject({ status: 'success', added: 20 });
+  });
 });
+
+/** A port of 127.0.0.1 that nothing listens on (one just given up by a server of this process). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
