@@ -16,6 +16,7 @@ import {
   NetworkError,
   NotFoundError,
   RateLimitedError,
+  RedirectedError,
   RetryableHttpError,
   type HttpErrorContext,
 } from './errors.js';
@@ -118,6 +119,17 @@ function clockOffsetMs(headers: HttpResponse['headers'], now: number): number | 
   return Number.isFinite(date) ? date - now : undefined;
 }
 
+/** The origin a Location header points to (never its path or query, which may carry a token); undefined for none or a relative one. */
+function redirectOrigin(location: string | undefined): string | undefined {
+  if (!location) return undefined;
+  try {
+    const url = new URL(location);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Maps a non-2xx answer to its typed error. */
 export function errorForAnswer(method: string, path: string, answer: HttpResponse, now = Date.now(), profile?: string): Error {
   const { errors, operationErrors } = parseErrorBody(parseJsonBody(answer.body));
@@ -134,6 +146,7 @@ export function errorForAnswer(method: string, path: string, answer: HttpRespons
   if (s === 408 || s === 423 || s === 500 || s === 502 || s === 503 || s === 504) {
     return new RetryableHttpError(ctx, retryAfter(answer.headers, now));
   }
+  if (s >= 300 && s <= 399) return new RedirectedError(ctx, redirectOrigin(headerValue(answer.headers, 'location')));
   return new ApiRequestError(ctx);
 }
 

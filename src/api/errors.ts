@@ -12,6 +12,7 @@
  * | NetworkError           | connection refused or reset, timeout, bad framing | yes       |
  * | TlsError               | an https address whose server speaks no TLS, or a refused certificate | no |
  * | CountMismatchError     | success_count/total_count differ from the records sent | yes  |
+ * | RedirectedError        | 3xx (the address is not the service's own)        | no        |
  * | ApiRequestError        | any other non-2xx answer                          | no        |
  */
 import { AdsyncError, ExitCode, InterruptedError, type AdsyncErrorOptions } from '../errors.js';
@@ -202,6 +203,22 @@ export class RetryableHttpError extends ApiError {
   constructor(ctx: HttpErrorContext, retryAt?: number) {
     super(ctx);
     this.retryAt = retryAt;
+  }
+}
+
+/**
+ * A 3xx: the address is not the service's own (http:// for an https service, an old host
+ * name). adsync does not follow redirects (a signed request names its URL); every request
+ * would be answered the same, so the upload stops. `to`: the origin the answer points to.
+ */
+export class RedirectedError extends ApiError {
+  readonly code = 'REDIRECTED';
+  readonly retryable = false;
+
+  constructor(ctx: HttpErrorContext, to: string | undefined) {
+    super(ctx, `${ctx.method} ${ctx.path} answered HTTP ${ctx.status}, a redirect${to ? ` to ${to}` : ''}`, {
+      hint: `adsync does not follow redirects: set ADSYNC_ADS_URL and ADSYNC_API_URL (or ads_url and api_url in the settings file) to the service's own address${to ? `, ${to} here` : ''}`,
+    });
   }
 }
 

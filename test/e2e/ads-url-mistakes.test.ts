@@ -6,6 +6,7 @@
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { errorLines, summaries, workspacePerTest, type Workspace } from '../helpers/e2e.js';
+import { startScriptedServer } from '../helpers/scripted-server.js';
 import { catalogIds, catalogJob, feedItem, ids, productRequests, rssFeed } from '../fixtures/catalog/catalog-e2e.js';
 
 const newWorkspace = workspacePerTest();
@@ -69,6 +70,33 @@ describe('ADSYNC_ADS_URL mistakes', () => {
     const fixed = await ws.cli(['run', 'crm.yaml', '--json']);
     expect(fixed.code, fixed.stderr).toBe(0);
     expect(summaries(fixed)[0]).toMatchObject({ status: 'success', added: 20 });
+  });
+
+  it('an address that redirects (http:// for an https service): the run stops at the first request with where it points; nothing lost', { timeout: 60_000 }, async () => {
+    const ws = await workspace();
+    expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
+    // Users 0-4 leave, 20-24 join: an Update, then a Delete.
+    ws.write('crm.csv', `Email\n${Array.from({ length: 20 }, (_, i) => `user${i + 5}@example.com`).join('\n')}\n`);
+    const https = ws.emulator.url.replace(/^http:/, 'https:');
+    const redirector = await startScriptedServer((req, res) => {
+      res.writeHead(301, { location: `${https}${req.url}?token=not-for-logs`, 'content-type': 'text/html' });
+      res.end('<html><body>Moved Permanently</body></html>');
+    });
+    try {
+      const run = await ws.cli(['run', 'crm.yaml', '--json'], { ADSYNC_ADS_URL: redirector.url });
+      expect(run.code, run.stderr).toBe(1);
+      const error = `POST /12/accounts/emu-account/custom_audiences/emu-audience/users answered HTTP 301, a redirect to ${https} (adsync does not follow redirects: set ADSYNC_ADS_URL and ADSYNC_API_URL (or ads_url and api_url in the settings file) to the service's own address, ${https} here)`;
+      expect(summaries(run)[0]).toMatchObject({ status: 'failed', added: 0, removed: 0, requests: 1, retries: 0, exit_code: 1, error });
+      expect(errorLines(run.stderr)).toEqual([`adsync: job crm failed: ${error}`]);
+      expect(run.stderr).not.toContain('not-for-logs');
+      expect(redirector.requests).toHaveLength(1);
+    } finally {
+      await redirector.close();
+    }
+    const fixed = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(summaries(fixed)[0]).toMatchObject({ status: 'success', added: 5, removed: 5 });
+    expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email?.length).toBe(20);
   });
 });
 
