@@ -47,6 +47,22 @@ describe('RateLimiter', () => {
     expect(clock.sleeps).toEqual([5250]);
   });
 
+  it('does not wait out a reset the service puts beyond maxServiceWaitMs: it says when, and acquires nothing; a rate_limits wait is still waited', async () => {
+    const clock = fakeClock();
+    const limiter = new RateLimiter({ audience_users: { requests: 1, windowMs: 3_600_000 } }, clock.now, clock.sleep);
+    await limiter.acquire('catalog_write');
+    limiter.release('catalog_write', { limit: 2, remaining: 0, resetAt: clock.now() + 3_600_000 });
+    await expect(limiter.acquire('catalog_write', undefined, 300_000)).resolves.toBe(clock.now() + 3_600_250);
+    expect(clock.sleeps).toEqual([]);
+    // Within the limit it waits, as without one.
+    await expect(limiter.acquire('catalog_write', undefined, 3_600_250)).resolves.toBeUndefined();
+    expect(clock.sleeps).toEqual([3_600_250]);
+    // The client's own budget (a rate_limits setting) is the operator's choice: waited, however long.
+    await limiter.acquire('audience_users', undefined, 300_000);
+    await expect(limiter.acquire('audience_users', undefined, 300_000)).resolves.toBeUndefined();
+    expect(clock.sleeps).toEqual([3_600_250, 3_600_000]);
+  });
+
   it('reports a long wait with its cause and end; short waits are not reported', async () => {
     const clock = fakeClock();
     const waits: LongWait[] = [];
