@@ -39,6 +39,15 @@ function serverRetryAt(error: Error): number | undefined {
   return undefined;
 }
 
+/**
+ * "until <ISO time>", or "<N> s" for a time too far ahead to be a date (a reset header in
+ * milliseconds read as seconds, say): Date cannot write it.
+ */
+function untilOrHowLong(wait: { at: number; waitMs: number }): string {
+  const at = new Date(wait.at);
+  return Number.isNaN(at.getTime()) ? `${Math.round(wait.waitMs / 1000)} s` : `until ${at.toISOString()}`;
+}
+
 /** Why the retries of a retryable error that was given up on stopped, by the error. */
 const givenUp = new WeakMap<Error, string>();
 
@@ -84,8 +93,8 @@ export async function withRetry<T>(
   let attempts = 0;
   /** Retries that used up one of settings.retries (a wait the service prescribed does not). */
   let consumed = 0;
-  /** When the service asked to come back, if that was after the budget. */
-  let beyondBudget: number | undefined;
+  /** When the service asked to come back, and how long that was, if it was after the budget. */
+  let beyondBudget: { at: number; waitMs: number } | undefined;
   try {
     return await pRetry(
       async (n) => {
@@ -122,7 +131,7 @@ export async function withRetry<T>(
           const waitMs = retryAt === undefined ? undefined : Math.max(MIN_SERVER_WAIT_MS, retryAt - now());
           if (waitMs !== undefined && now() + waitMs - started > settings.budgetMs) {
             // The service asks us to come back after the budget ends: fail now, with its error.
-            beyondBudget = now() + waitMs;
+            beyondBudget = { at: now() + waitMs, waitMs };
             throw error;
           }
           hooks.onRetry?.({ attempt: attemptNumber, error, waitMs });
@@ -136,7 +145,7 @@ export async function withRetry<T>(
       givenUp.set(
         error,
         beyondBudget !== undefined
-          ? `the service asked to wait until ${new Date(beyondBudget).toISOString()}, beyond retry.budget_ms (${settings.budgetMs} ms)`
+          ? `the service asked to wait ${untilOrHowLong(beyondBudget)}, beyond retry.budget_ms (${settings.budgetMs} ms)`
           : consumed > settings.retries
             ? `gave up after ${spent} (retry.retries: ${settings.retries})`
             : `gave up after ${spent}, at the end of retry.budget_ms (${settings.budgetMs} ms)`,

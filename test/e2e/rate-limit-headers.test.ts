@@ -94,4 +94,29 @@ describe('rate-limit headers holding requests beyond the retry budget', () => {
     expect(summaryOf(next)).toMatchObject({ status: 'success', added: 0, removed: 5, unchanged: 20 });
     expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email?.length).toBe(20);
   });
+
+  it('a reset or Retry-After too far ahead for a date (a header in the wrong unit): the same clean stop, in seconds, not "Invalid time value"', { timeout: 60_000 }, async () => {
+    const ws = await newWorkspace();
+    ws.write('crm.csv', `Email\n${Array.from({ length: 20 }, (_, i) => `user${i}@example.com`).join('\n')}\n`);
+    ws.write('crm.yaml', 'name: crm\naccount_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n');
+    const SECONDS = 10_000_000_000_000;
+    // Whole seconds from when the answer came; the reset header is itself rounded up to a second.
+    const tail = `\\(the service asked to wait (${SECONDS - 1}|${SECONDS}|${SECONDS + 1}) s, beyond retry\\.budget_ms \\(20000 ms\\); what was not acknowledged is sent by the next run\\)$`;
+    for (const [fault, answered] of [
+      [{ kind: 'rate_limit', with_reset: true, retry_after: SECONDS }, 'HTTP 429: TOO_MANY_REQUESTS Rate limit exceeded'],
+      [{ kind: 'status', status: 503, retry_after: SECONDS }, 'HTTP 503: SERVICE_UNAVAILABLE injected fault: HTTP 503'],
+    ] as const) {
+      ws.fault({ route: 'POST /12/accounts/*/custom_audiences/*/users', ...fault });
+      const run = await ws.cli(['run', 'crm.yaml', '--json']);
+      expect(run.code, run.stderr).toBe(1);
+      const summary = summaryOf(run);
+      expect(summary).toMatchObject({ status: 'failed', added: 0, requests: 1, retries: 0 });
+      const error = String(summary.error);
+      expect(error).toMatch(new RegExp(`^POST /12/accounts/emu-account/custom_audiences/emu-audience/users answered ${answered} ${tail}`));
+      expect(errorLines(run.stderr)).toEqual([`adsync: job crm failed: ${error}`]);
+    }
+    const next = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(summaryOf(next)).toMatchObject({ status: 'success', added: 20 });
+  });
 });
+
