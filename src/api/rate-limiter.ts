@@ -113,10 +113,16 @@ export class RateLimiter {
     return this.delayAndCause(family).wait;
   }
 
-  private delayAndCause(family: EndpointFamily): { wait: number; cause: LongWait['cause'] } {
+  /**
+   * The wait and its cause; `held` when the service's headers allow no request before their
+   * reset. Pacing (the spreading of the last requests of a window) longer than
+   * `maxPaceMs` is dropped: those requests are sent, the service still allows them.
+   */
+  private delayAndCause(family: EndpointFamily, maxPaceMs = Infinity): { wait: number; cause: LongWait['cause']; held: boolean } {
     const s = this.state(family);
     const now = this.now();
     let wait = 0;
+    let held = false;
     let cause: LongWait['cause'] = 'rate_limits setting';
     const limit = this.limits[family];
     if (limit) {
@@ -130,27 +136,30 @@ export class RateLimiter {
       } else {
         const budget = obs.remaining - s.startedSinceObserved;
         let byService = 0;
-        if (budget <= 0) byService = obs.resetAt - now + RESET_MARGIN_MS;
-        else if (obs.limit !== undefined && budget < obs.limit * PACE_BELOW_SHARE) byService = s.nextSlotAt - now;
+        if (budget <= 0) {
+          byService = obs.resetAt - now + RESET_MARGIN_MS;
+          held = true;
+        } else if (obs.limit !== undefined && budget < obs.limit * PACE_BELOW_SHARE && s.nextSlotAt - now <= maxPaceMs) byService = s.nextSlotAt - now;
         if (byService > wait) {
           wait = byService;
           cause = 'service rate-limit headers';
         }
       }
     }
-    return { wait: Math.max(0, wait), cause };
+    return { wait: Math.max(0, wait), cause, held: held && cause === 'service rate-limit headers' };
   }
 
   /**
    * Waits until a request of this family may be sent, then counts it as sent, and returns
-   * undefined. When the service's headers hold the family longer than `maxServiceWaitMs`, it
-   * does not wait: it returns when they allow the next request (epoch ms), nothing acquired.
+   * undefined. When the service's headers allow no request for longer than
+   * `maxServiceWaitMs`, it does not wait: it returns when they allow the next request (epoch
+   * ms), nothing acquired. Requests they still allow are not paced further apart than that.
    */
   async acquire(family: EndpointFamily, signal?: AbortSignal, maxServiceWaitMs = Infinity): Promise<number | undefined> {
     for (;;) {
-      const { wait, cause } = this.delayAndCause(family);
+      const { wait, cause, held } = this.delayAndCause(family, maxServiceWaitMs);
       if (wait <= 0) break;
-      if (cause === 'service rate-limit headers' && wait > maxServiceWaitMs) return this.now() + wait;
+      if (held && wait > maxServiceWaitMs) return this.now() + wait;
       this.reportLongWait(family, wait, cause);
       await this.sleepFn(wait, signal);
     }

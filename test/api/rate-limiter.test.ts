@@ -63,6 +63,18 @@ describe('RateLimiter', () => {
     expect(clock.sleeps).toEqual([3_600_250, 3_600_000]);
   });
 
+  it('does not pace requests the service still allows further apart than maxServiceWaitMs: it sends them, and holds only at 0 remaining', async () => {
+    const clock = fakeClock();
+    const limiter = new RateLimiter({}, clock.now, clock.sleep);
+    await limiter.acquire('catalog_write');
+    // 2 of 450 left for the next hour: paced, they would go 20 minutes apart.
+    limiter.release('catalog_write', { limit: 450, remaining: 2, resetAt: clock.now() + 3_600_000 });
+    await expect(limiter.acquire('catalog_write', undefined, 300_000)).resolves.toBeUndefined();
+    await expect(limiter.acquire('catalog_write', undefined, 300_000)).resolves.toBeUndefined();
+    expect(clock.sleeps).toEqual([]);
+    await expect(limiter.acquire('catalog_write', undefined, 300_000)).resolves.toBe(clock.now() + 3_600_250);
+  });
+
   it('reports a long wait with its cause and end; short waits are not reported', async () => {
     const clock = fakeClock();
     const waits: LongWait[] = [];

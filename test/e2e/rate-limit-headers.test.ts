@@ -66,6 +66,20 @@ describe('rate-limit headers holding requests beyond the retry budget', () => {
     expect(catalogIds(ws)).toEqual(all);
   });
 
+  it('catalog: the last requests of a window the service allows are sent, not paced half an hour apart', { timeout: 60_000 }, async () => {
+    const { ws } = await limitedWorkspace('write', 20);
+    ws.write('shop.yaml', `${catalogJob({ source: 'feed.xml' })}concurrency: 1\n`);
+    // 20 PUTs of 25 (the window's whole limit): after the 18th, 2 of 20 remain for the hour.
+    const all = ids(500);
+    ws.write('feed.xml', rssFeed(all.map((id) => feedItem(id))));
+    const run = await runAtMost15s(ws, ['run', 'shop.yaml', '--json']);
+    expect(run.signal, 'still waiting after 15 s').toBeNull();
+    expect(run.code, run.stderr).toBe(0);
+    expect(summaryOf(run)).toMatchObject({ status: 'success', created: 500, retries: 0 });
+    expect(productRequests(ws, 'PUT')).toBe(20);
+    expect(catalogIds(ws)).toEqual(all);
+  });
+
   it('audience: the removals are not sent after the additions; the run stops at once, removes nothing, the next run removes', { timeout: 60_000 }, async () => {
     const { ws, passHour } = await limitedWorkspace('audience_users', 2);
     const emails = (from: number, to: number): string => `Email\n${Array.from({ length: to - from }, (_, i) => `user${from + i}@example.com`).join('\n')}\n`;
