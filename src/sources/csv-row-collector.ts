@@ -14,6 +14,7 @@
 import { ConfigError, SourceError } from '../errors.js';
 import { detectDelimiter } from './csv-delimiter.js';
 import { CsvRecordEngine } from './csv-parse-engine.js';
+import { isBlankLine, sepLineDelimiter } from './csv-preamble.js';
 import { describeNonText, SNIFF_BYTES, sniffContent } from './content-sniff.js';
 import { LongLineGuard, OVERLONG_LINE_MARKER } from './long-line-guard.js';
 import type { CsvBatch, CsvRow, RowReject } from './types.js';
@@ -37,14 +38,6 @@ const CR = 0x0d;
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 const REPLACEMENT_CHARACTER = '\ufffd';
 const LATIN1_HINT = 'is the file Latin-1? set source.encoding: latin1';
-
-function isBlankLine(line: Buffer): boolean {
-  for (let i = 0; i < line.length; i++) {
-    const byte = line[i];
-    if (byte !== 0x20 && byte !== 0x09 && byte !== CR) return false;
-  }
-  return true;
-}
 
 /** Every value blank: a line of spaces, or a spreadsheet's empty row (",,,,"), which holds nothing. */
 function isBlankRecord(values: readonly string[]): boolean {
@@ -99,6 +92,8 @@ export class CsvRowCollector {
   private sniffHead: Buffer[] = [];
   private sniffHeadBytes = 0;
   private headerPieces: Buffer[] | undefined = [];
+  /** The delimiter a `sep=` line before the header named. */
+  private sepDelimiter: string | undefined;
   /** Set once a chunk was not UTF-8: from then on values are searched for U+FFFD. */
   private checkValuesForBadBytes = false;
   private columnCount = 0;
@@ -111,7 +106,6 @@ export class CsvRowCollector {
     this.name = settings.name;
     this.guard = new LongLineGuard(settings.maxRowBytes);
     this.delimiter = settings.delimiter;
-    if (settings.delimiter !== undefined) this.startEngine(settings.delimiter);
   }
 
   /** Where reading has got to, for messages about a read that failed. */
@@ -195,28 +189,55 @@ export class CsvRowCollector {
     if (error !== undefined) throw this.parseFailure(error);
   };
 
-  /** Detects the delimiter once the first non-blank line is complete (or the input ended). */
+  /**
+   * Starts the parser once the first non-blank line is complete (or the input ended): with the
+   * delimiter of a `sep=` line (the line itself is then read as an empty one), else the one
+   * given, else the one detected from that line, the header line.
+   */
   private startEngineFromHeldLines(atEnd: boolean): void {
     const pieces = this.headerPieces ?? [];
-    const held = pieces.length === 1 ? (pieces[0] ?? Buffer.alloc(0)) : Buffer.concat(pieces);
-    let lineStart = 0;
-    for (;;) {
-      const newline = held.indexOf(LF, lineStart);
-      if (newline === -1 && !atEnd) {
-        this.headerPieces = [held];
-        return;
+    let held = pieces.length === 1 ? (pieces[0] ?? Buffer.alloc(0)) : Buffer.concat(pieces);
+    const firstLine = this.firstNonBlankLine(held, atEnd);
+    if (firstLine === undefined) {
+      this.headerPieces = [held];
+      return;
+    }
+    if (firstLine === 'none') return; // only blank lines: finish() reports the empty file
+    const sep = sepLineDelimiter(held.subarray(firstLine.start, firstLine.end));
+    let delimiter = this.sepDelimiter ?? this.settings.delimiter;
+    if (sep !== undefined) {
+      if (delimiter !== undefined && delimiter !== sep) {
+        throw new ConfigError(
+          `${this.name} line ${firstLine.number}: the file says its delimiter is ${JSON.stringify(sep)} (sep=${sep}), but source.delimiter is ${JSON.stringify(delimiter)}`,
+          { hint: `remove source.delimiter from the job file (or set it to ${JSON.stringify(sep)}) if the file is right` },
+        );
       }
-      const line = held.subarray(lineStart, newline === -1 ? held.length : newline);
-      if (!isBlankLine(line)) break;
-      if (newline === -1) return; // only blank lines: finish() reports the empty file
+      delimiter = this.sepDelimiter = sep;
+      // Its bytes go, its line break stays: the parser skips it as an empty line and counts it.
+      const lineBreak = held[firstLine.end - 1] === CR ? firstLine.end - 1 : firstLine.end;
+      held = Buffer.concat([held.subarray(0, firstLine.start), held.subarray(lineBreak)]);
+    }
+    delimiter ??= detectDelimiter(held.subarray(firstLine.start, firstLine.end), this.settings.preferTab);
+    this.delimiter = delimiter;
+    this.startEngine(delimiter);
+    this.acceptPiece(held);
+  }
+
+  /**
+   * The first line of `held` that is not blank (start, end without its LF, and its 1-based
+   * number in the file); undefined when it is not complete yet, 'none' at the end of the input
+   * without one.
+   */
+  private firstNonBlankLine(held: Buffer, atEnd: boolean): { start: number; end: number; number: number } | 'none' | undefined {
+    let lineStart = 0;
+    for (let number = 1; ; number++) {
+      const newline = held.indexOf(LF, lineStart);
+      if (newline === -1 && !atEnd) return undefined;
+      const end = newline === -1 ? held.length : newline;
+      if (!isBlankLine(held.subarray(lineStart, end))) return { start: lineStart, end, number };
+      if (newline === -1) return 'none';
       lineStart = newline + 1;
     }
-    const lineEnd = held.indexOf(LF, lineStart);
-    const headerLine = held.subarray(lineStart, lineEnd === -1 ? held.length : lineEnd);
-    this.delimiter = detectDelimiter(headerLine, this.settings.preferTab);
-    this.headerPieces = undefined;
-    this.startEngine(this.delimiter);
-    this.acceptPiece(held);
   }
 
   private startEngine(delimiter: string): void {

@@ -13,6 +13,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { detectDelimiter } from './csv-delimiter.js';
+import { isBlankLine, sepLineDelimiter } from './csv-preamble.js';
 
 const QUOTE = 0x22;
 const LF = 0x0a;
@@ -35,6 +36,36 @@ export interface CsvSplit {
 }
 
 type State = 'fieldStart' | 'unquoted' | 'quoted' | 'quoteInQuoted';
+
+/**
+ * Where the header line starts, past the blank lines and a `sep=` line before it (the rules of
+ * the reader: csv-preamble.ts), with the LFs before it and the delimiter the `sep=` line names;
+ * undefined when the first block does not hold the whole preamble and the header line.
+ */
+function headerLineAfterPreamble(head: Buffer, from: number): { start: number; headerLine: Buffer; lineBreaks: number; sep: string | undefined } | undefined {
+  let sep: string | undefined;
+  let start = from;
+  let lineBreaks = 0;
+  let first = true;
+  for (;;) {
+    const lf = head.indexOf(LF, start);
+    if (lf < 0) return undefined;
+    const line = head.subarray(start, head[lf - 1] === CR ? lf - 1 : lf);
+    if (!isBlankLine(line)) {
+      const named = first ? sepLineDelimiter(line) : undefined;
+      if (named === undefined) return { start, headerLine: line, lineBreaks, sep };
+      sep = named;
+      first = false;
+    }
+    start = lf + 1;
+    lineBreaks++;
+  }
+}
+
+/** A record (its bytes) whose cells are all blank: what the reader skips. */
+function isEmptyRecord(record: Buffer, delimiter: string): boolean {
+  return record.toString('utf8').split(delimiter).join('').replaceAll('"', '').trim() === '';
+}
 
 /** Feeds bytes through the quoting rules; reports each record end outside quotes. */
 class QuoteScanner {
@@ -103,12 +134,13 @@ export function splitCsvFile(path: string, options: SplitOptions): CsvSplit | un
     const head = block.subarray(0, firstRead);
     if (head[0] === 0x1f && head[1] === 0x8b) return undefined; // gzip: one stream only
     const bom = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
-    const firstLf = head.indexOf(LF, bom);
-    if (firstLf < 0) return undefined;
-    const headerLine = head.subarray(bom, head[firstLf - 1] === CR ? firstLf - 1 : firstLf);
-    const delimiter = options.delimiter ?? detectDelimiter(headerLine, options.preferTab);
+    const preamble = headerLineAfterPreamble(head, bom);
+    if (preamble === undefined) return undefined;
+    if (options.delimiter !== undefined && preamble.sep !== undefined && options.delimiter !== preamble.sep) return undefined; // the reader says so
+    const delimiter = options.delimiter ?? preamble.sep ?? detectDelimiter(preamble.headerLine, options.preferTab);
     if (delimiter.length !== 1) return undefined;
     const scanner = new QuoteScanner(delimiter.charCodeAt(0));
+    scanner.lineBreaks = preamble.lineBreaks;
 
     let acc = 0;
     const targets = Array.from({ length: options.parts - 1 }, (_, k) => {
@@ -117,12 +149,15 @@ export function splitCsvFile(path: string, options: SplitOptions): CsvSplit | un
     });
     const cuts: { at: number; linesBefore: number }[] = [];
     let headerEnd = -1;
-    let offset = 0;
-    let buffer = head;
+    let recordStart = preamble.start;
+    let offset = preamble.start;
+    let buffer = head.subarray(preamble.start);
     for (;;) {
       const done = scanner.scan(buffer, offset, (after) => {
         if (headerEnd < 0) {
-          headerEnd = after;
+          // A record of empty cells (",,,,") before the header is skipped by the reader too.
+          if (recordStart >= offset && isEmptyRecord(buffer.subarray(recordStart - offset, after - offset), delimiter)) recordStart = after;
+          else headerEnd = after;
           return false;
         }
         const target = targets[cuts.length];

@@ -9,7 +9,8 @@
  *
  * What is read: UTF-8 (a BOM is dropped) or, with encoding latin1, Windows-1252; CRLF and LF;
  * quoted values with delimiters, "" and line breaks; the delimiter given, or detected from the
- * header line (comma, semicolon, tab, pipe; TSV sources prefer the tab). Empty lines, lines
+ * header line (comma, semicolon, tab, pipe; TSV sources prefer the tab) or named by an Excel
+ * `sep=;` line before it (csv-preamble.ts). Empty lines, lines
  * of spaces and rows of empty cells only (a spreadsheet's empty row: ",,,,") are skipped. Header names are trimmed; values are not.
  *
  * What becomes a RowReject (the file reads on): a row with a different number of fields than

@@ -192,6 +192,27 @@ describe('reading a large export on two threads', () => {
     }
   });
 
+  it('finds the header past blank lines, a sep= line and an empty row before it, as a one-thread read does', { timeout: 180_000 }, async () => {
+    // Before the fix the second part took its first data row for the header: exit 2, naming
+    // the cells of that row (personal data) as the export's columns.
+    for (const ws of [one, two]) {
+      ws.write('exports/preamble.csv', `\r\n  \r\nsep=,\r\n,,,,,\r\n${csv}`);
+      ws.write('preamble.yaml', JOB.replace('exports/crm.csv', 'exports/preamble.csv'));
+    }
+    const a = await one.cli(['run', 'preamble.yaml', '--dry-run', '--json', '--log-level', 'info']);
+    const b = await two.cli(['run', 'preamble.yaml', '--dry-run', '--json', '--log-level', 'info']);
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    expect(b.stderr).toContain('reading the export in 2 parts, one thread each');
+    expect(b.stderr).not.toContain('reading the export again on one thread');
+    const [sa] = summaries(a);
+    const [sb] = summaries(b);
+    const pick = (s: Record<string, unknown> | undefined) => ({ ...s, run_id: undefined, duration_ms: undefined, rejects_file: undefined });
+    expect(pick(sb)).toEqual(pick(sa));
+    expect(sa).toMatchObject({ read: ROWS });
+    expect(readFileSync(String(sb?.rejects_file), 'utf8')).toBe(readFileSync(String(sa?.rejects_file), 'utf8'));
+  });
+
   it('reads a FIFO as a one-thread read does, without waiting on the main thread for its writer nor breaking its pipe', { timeout: 60_000 }, async () => {
     const runOnFifo = async (ws: Workspace): Promise<CliResult> => {
       const path = join(ws.dir, 'exports', 'pipe.csv');

@@ -1,0 +1,72 @@
+/**
+ * Files as spreadsheets and CRMs save them (Excel's "CSV", "CSV UTF-8" and "Unicode Text",
+ * Google Sheets, Numbers), read through the real CLI against the emulator: a catalog feed and
+ * an audience export each give exactly the right products and members, or fail with a message
+ * naming the file, the line and what to do. Fixtures: test/fixtures/spreadsheet.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { catalogJob, catalogProducts, counts, fixture as catalogFixture, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
+import { createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+
+const EXPECTED = JSON.parse(catalogFixture('merchant.expected.json')) as Record<string, unknown>[];
+const sha = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
+
+function spreadsheetFixture(name: string): Buffer {
+  return readFileSync(join(import.meta.dirname, '..', 'fixtures', 'spreadsheet', name));
+}
+
+function audienceJob(path: string, extra = ''): string {
+  return `account_id: emu-account\nsource:\n  path: ${path}\n${extra}audience:\n  custom_audience_id: emu-audience\n  mode: add\n  identifiers: { email: E-mail, partner_user_id: Customer ID }\n`;
+}
+
+let ws: Workspace;
+beforeEach(async () => {
+  ws = await createWorkspace();
+});
+afterEach(async () => {
+  await ws.close();
+});
+
+function members(): Record<string, string[]> {
+  return ws.emulator.state().custom_audiences['emu-audience']?.members ?? {};
+}
+
+describe('an Excel "sep=" first line', () => {
+  it('a catalog feed saved with sep=; (semicolons, CRLF) gives exactly the catalog of the comma CSV', async () => {
+    ws.write('feeds/products.csv', spreadsheetFixture('merchant-excel-sep.csv'));
+    ws.write('shop.yaml', catalogJob({ source: 'feeds/products.csv' }));
+    const result = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(counts(summaryOf(result))).toMatchObject({ status: 'success', read: 9, rejected: 0, duplicates: 1, created: 8 });
+    expect(catalogProducts(ws)).toEqual(EXPECTED);
+  });
+
+  it('an audience export saved with sep=; gives its members; the line numbers count the sep= line', async () => {
+    ws.write('exports/crm.csv', spreadsheetFixture('crm-excel-sep.csv'));
+    ws.write('crm.yaml', audienceJob('exports/crm.csv'));
+    const result = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = summaries(result)[0];
+    expect(summary).toMatchObject({ status: 'success', read: 4, valid: 4, rejected: 0, added: 7, invalid_identifiers: { email: 1 } });
+    expect(members().email).toEqual([sha('ada@example.com'), sha('grace@example.com'), sha('barbara@example.com')].sort());
+    expect(members().partner_user_id).toEqual(['C1', 'C2', 'C3', 'C4']);
+    expect(readFileSync(String(summary?.rejects_file), 'utf8')).toBe(
+      'row,line,id,field,reason\n3,5,,email,not an email address (dropped; the row is kept for its other identifiers)\n',
+    );
+  });
+
+  it('a sep= line that contradicts source.delimiter: exit 2, naming the file, the line and both delimiters', async () => {
+    ws.write('exports/crm.csv', spreadsheetFixture('crm-excel-sep.csv'));
+    ws.write('crm.yaml', audienceJob('exports/crm.csv', '  delimiter: ","\n'));
+    const result = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(result.code).toBe(2);
+    expect(summaries(result)[0]?.error).toBe(
+      `${ws.dir}/exports/crm.csv line 1: the file says its delimiter is ";" (sep=;), but source.delimiter is "," ` +
+        '(remove source.delimiter from the job file (or set it to ";") if the file is right)',
+    );
+    expect(members().email).toEqual([]);
+  });
+});
