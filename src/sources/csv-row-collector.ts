@@ -16,6 +16,7 @@ import { detectDelimiter } from './csv-delimiter.js';
 import { CsvRecordEngine } from './csv-parse-engine.js';
 import { isBlankLine, sepLineDelimiter } from './csv-preamble.js';
 import { describeNonText, SNIFF_BYTES, sniffContent } from './content-sniff.js';
+import { DeclaredLatin1Check } from './declared-latin1-check.js';
 import { LongLineGuard, OVERLONG_LINE_MARKER } from './long-line-guard.js';
 import type { CsvBatch, CsvRow, RowReject } from './types.js';
 import { Utf8Validator } from './utf8-validator.js';
@@ -87,6 +88,8 @@ export class CsvRowCollector {
   private readonly name: string;
   private readonly guard: LongLineGuard;
   private readonly validator = new Utf8Validator();
+  /** encoding latin1: whether the file is UTF-8 after all. */
+  private readonly latin1Check: DeclaredLatin1Check | undefined;
   private engine: CsvRecordEngine | undefined;
   private sniffed = false;
   private sniffHead: Buffer[] = [];
@@ -106,6 +109,7 @@ export class CsvRowCollector {
     this.name = settings.name;
     this.guard = new LongLineGuard(settings.maxRowBytes);
     this.delimiter = settings.delimiter;
+    this.latin1Check = settings.encoding === 'latin1' ? new DeclaredLatin1Check(settings.name) : undefined;
   }
 
   /** Where reading has got to, for messages about a read that failed. */
@@ -139,6 +143,7 @@ export class CsvRowCollector {
   finish(): void {
     if (!this.sniffed) this.pushText(this.afterSniff(Buffer.concat(this.sniffHead)));
     if (this.settings.encoding === 'utf8' && !this.validator.end()) this.checkValuesForBadBytes = true;
+    this.latin1Check?.end();
     this.guard.end(this.acceptPiece);
     if (this.engine === undefined) this.startEngineFromHeldLines(true);
     if (this.engine !== undefined) {
@@ -174,7 +179,10 @@ export class CsvRowCollector {
 
   private pushText(chunk: Buffer): void {
     let bytes = chunk;
-    if (this.settings.encoding === 'latin1') bytes = Buffer.from(decodeWindows1252(chunk), 'utf8');
+    if (this.latin1Check !== undefined) {
+      this.latin1Check.check(chunk);
+      bytes = Buffer.from(decodeWindows1252(chunk), 'utf8');
+    }
     else if (!this.checkValuesForBadBytes && !this.validator.check(chunk)) this.checkValuesForBadBytes = true;
     this.guard.push(bytes, this.acceptPiece);
   }

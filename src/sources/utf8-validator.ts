@@ -36,6 +36,11 @@ export class Utf8Validator {
     return this.valid;
   }
 
+  /** The last chunk ended inside a character: the next one tells whether it is valid. */
+  get holdsIncomplete(): boolean {
+    return this.carry !== undefined;
+  }
+
   /** Checks the next chunk; returns validSoFar. */
   check(chunk: Buffer): boolean {
     if (!this.valid) return false;

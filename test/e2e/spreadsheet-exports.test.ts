@@ -70,3 +70,36 @@ describe('an Excel "sep=" first line', () => {
     expect(members().email).toEqual([]);
   });
 });
+
+describe('encoding: latin1 on a file that is UTF-8 (Excel "CSV UTF-8")', () => {
+  const utf8Declared = (file: string, line: number): string =>
+    `${ws.dir}/${file} line ${line}: source.encoding is latin1, but the file is UTF-8: read as Latin-1, its accented letters would be sent garbled ("é" as "Ã©") ` +
+    '(remove encoding: latin1 from the source block of the job file (UTF-8 is the default) and run again; nothing garbled was sent)';
+
+  it('a catalog feed: read right without the setting; with it, exit 1 naming the file and line, and nothing sent', async () => {
+    ws.write('feeds/products.csv', spreadsheetFixture('merchant-utf8-accents.csv'));
+    ws.write('shop.yaml', catalogJob({ source: 'feeds/products.csv' }));
+    ws.write('latin.yaml', catalogJob({ name: 'latin', source: 'feeds/products.csv' }).replace('  path: feeds/products.csv\n', '  path: feeds/products.csv\n  encoding: latin1\n'));
+
+    const latin = await ws.cli(['run', 'latin.yaml', '--json']);
+    expect(latin.code).toBe(1);
+    expect(summaryOf(latin)).toMatchObject({ status: 'failed', created: 0, error: utf8Declared('feeds/products.csv', 2) });
+    expect(ws.emulator.state().requests.by_route).toEqual({});
+
+    const right = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(right.code, right.stderr).toBe(0);
+    expect(catalogProducts(ws).map((p) => [p.id, p.title, p.description, p.brand])).toEqual([
+      ['MUG-1', 'Café Crème Mug', 'Grès émaillé.', 'Maison Löwe'],
+      ['MUG-2', 'Tea Mug', 'Plain.', 'Maison Löwe'],
+    ]);
+  });
+
+  it('an audience export: exit 1 naming the file and line, and no member added (not the hash of "zoÃ«@exÃ¤mple.com")', async () => {
+    ws.write('exports/crm.csv', spreadsheetFixture('crm-utf8-accents.csv'));
+    ws.write('crm.yaml', audienceJob('exports/crm.csv', '  encoding: latin1\n'));
+    const result = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(result.code).toBe(1);
+    expect(summaries(result)[0]).toMatchObject({ status: 'failed', added: 0, error: utf8Declared('exports/crm.csv', 3) });
+    expect(members().email).toEqual([]);
+  });
+});
