@@ -9,6 +9,7 @@ import { pipeline, Transform, type Readable } from 'node:stream';
 import { SourceError } from '../errors.js';
 import { changedWhileRead, fileVersionOf, type FileVersion } from './file-version.js';
 import { startsWithGzipMagic } from './gzip.js';
+import { peekFirstChunk } from './open-http.js';
 import { readFailure } from './read-error.js';
 
 export interface RawInput {
@@ -41,6 +42,17 @@ function unchangedUntilEnd(handle: FileHandle, path: string, opened: FileVersion
   });
 }
 
+/**
+ * A FIFO (named pipe) or a device: read in order, never at a position (a positional read of
+ * a pipe failed with a bare "ESPIPE: invalid seek"); the gzip magic is looked for in its first
+ * chunk, which is put back. It has no size to check at the end.
+ */
+async function openPipe(handle: FileHandle): Promise<RawInput> {
+  const file = handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES, autoClose: true });
+  const head = await peekFirstChunk(file);
+  return { stream: file, sizeBytes: undefined, bytesRead: () => file.bytesRead, gzipMagic: startsWithGzipMagic(head) };
+}
+
 export async function openFile(path: string): Promise<RawInput> {
   let handle: FileHandle;
   try {
@@ -51,22 +63,21 @@ export async function openFile(path: string): Promise<RawInput> {
   try {
     const stats = await handle.stat();
     if (stats.isDirectory()) throw new SourceError(`${path} is a directory, not a file`, { hint: 'source.path must name a file' });
+    if (!stats.isFile()) return await openPipe(handle);
     const head = Buffer.alloc(2);
     const { bytesRead: headBytes } = await handle.read(head, 0, 2, 0);
-    const file = handle.createReadStream({ start: 0, highWaterMark: READ_CHUNK_BYTES, autoClose: !stats.isFile() });
+    const file = handle.createReadStream({ start: 0, highWaterMark: READ_CHUNK_BYTES, autoClose: false });
     const opened = handle;
-    // A regular file is closed once the check at its end is done (or the read stopped).
-    const stream = stats.isFile()
-      ? pipeline(file, unchangedUntilEnd(opened, path, fileVersionOf(stats), () => file.bytesRead), () => void opened.close().catch(() => undefined))
-      : file;
+    // Closed once the check at its end is done (or the read stopped).
+    const stream = pipeline(file, unchangedUntilEnd(opened, path, fileVersionOf(stats), () => file.bytesRead), () => void opened.close().catch(() => undefined));
     return {
       stream,
-      sizeBytes: stats.isFile() ? stats.size : undefined,
+      sizeBytes: stats.size,
       bytesRead: () => file.bytesRead,
       gzipMagic: headBytes === 2 && startsWithGzipMagic(head),
     };
   } catch (error) {
-    await handle.close();
+    await handle.close().catch(() => undefined); // a pipe's stream may have closed it already
     throw readFailure(error, path);
   }
 }

@@ -5,11 +5,13 @@
  * naming the file, the line and what to do. Fixtures: test/fixtures/spreadsheet.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { catalogJob, catalogProducts, counts, fixture as catalogFixture, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
-import { createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
 
 const EXPECTED = JSON.parse(catalogFixture('merchant.expected.json')) as Record<string, unknown>[];
 const sha = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
@@ -101,5 +103,26 @@ describe('encoding: latin1 on a file that is UTF-8 (Excel "CSV UTF-8")', () => {
     expect(result.code).toBe(1);
     expect(summaries(result)[0]).toMatchObject({ status: 'failed', added: 0, error: utf8Declared('exports/crm.csv', 3) });
     expect(members().email).toEqual([]);
+  });
+});
+
+describe('a FIFO (named pipe) as source.path', () => {
+  it('a catalog feed written into a FIFO gives exactly the catalog of the file (not "ESPIPE: invalid seek")', { timeout: 60_000 }, async () => {
+    const path = join(ws.dir, 'feeds', 'pipe.csv');
+    ws.write('feeds/.keep', '');
+    execFileSync('mkfifo', [path]);
+    ws.write('shop.yaml', catalogJob({ source: 'feeds/pipe.csv' }));
+    const child = ws.spawn(['run', 'shop.yaml', '--json']);
+    const kill = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    try {
+      await writeFile(path, readFileSync(join(import.meta.dirname, '..', 'fixtures', 'catalog', 'merchant.csv')));
+      const result = await collect(child);
+      expect(result.code, result.stderr).toBe(0);
+      expect(counts(summaryOf(result))).toMatchObject({ status: 'success', read: 9, duplicates: 1, created: 8 });
+      expect(catalogProducts(ws)).toEqual(EXPECTED);
+    } finally {
+      clearTimeout(kill);
+      rmSync(path, { force: true });
+    }
   });
 });
