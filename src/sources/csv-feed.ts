@@ -7,7 +7,7 @@
  * more than once (additional_image_link twice) gives a string[] of its cells, in column order,
  * in every row; a single cell holding comma-separated links stays one string (the transform
  * splits it). Values are trimmed, like XML values; empty cells stay "" (the transform treats
- * empty as absent). Rows that cannot be read are RowRejects, as for readCsv.
+ * empty as absent). Columns without a name are allowed, as in CRM exports (FeedColumns). Rows that cannot be read are RowRejects, as for readCsv.
  */
 import { SourceError } from '../errors.js';
 import type { ByteSource } from './byte-source.js';
@@ -37,7 +37,20 @@ export function feedFieldMapping<K extends string>(mapping: Readonly<Partial<Rec
   return named;
 }
 
-/** How the columns of a header become fields. */
+/**
+ * The field of a cell of a column without a name, when the cell holds a value: not an
+ * attribute (it has a space, which field names never have), so the product gets the warning
+ * `unknown attribute "column 11 (unnamed)" is not sent`.
+ */
+function unnamedColumnField(index: number): string {
+  return `column ${index + 1} (unnamed)`;
+}
+
+/**
+ * How the columns of a header become fields. A column without a name (a spreadsheet's stray
+ * trailing delimiters, "price,,") gives no field: its empty cells are nothing, and a cell
+ * with a value becomes an unnamedColumnField, which is not sent, with a warning.
+ */
 class FeedColumns {
   readonly names: string[];
   /** Per column: its name is shared with another column, so its values go in an array. */
@@ -47,6 +60,7 @@ class FeedColumns {
     this.names = header.map(feedFieldName);
     const counts = new Map<string, number>();
     this.names.forEach((name, index) => {
+      if ((header[index] ?? '').trim() === '') return;
       if (name === '') throw new SourceError(`${sourceName}: column ${index + 1} (${JSON.stringify(header[index])}) names no field`);
       counts.set(name, (counts.get(name) ?? 0) + 1);
     });
@@ -59,6 +73,10 @@ class FeedColumns {
     for (let i = 0; i < names.length; i++) {
       const name = names[i] ?? '';
       const value = (values[i] ?? '').trim();
+      if (name === '') {
+        if (value !== '') fields[unnamedColumnField(i)] = value;
+        continue;
+      }
       if (this.repeated[i] === true) {
         const list = fields[name];
         if (Array.isArray(list)) list.push(value);
@@ -73,7 +91,7 @@ class FeedColumns {
 
 /** Reads a CSV/TSV product feed as FeedItems, in batches (see the module comment). */
 export async function* readCsvFeed(source: ByteSource, options: CsvReadOptions = {}): AsyncGenerator<FeedBatch, void, undefined> {
-  const reader = readCsv(source, { ...options, allowRepeatedColumns: true });
+  const reader = readCsv(source, { ...options, allowRepeatedColumns: true, allowUnnamedColumns: true });
   try {
     const columns = new FeedColumns(await reader.header(), source.name);
     for await (const batch of reader.batches()) {

@@ -126,3 +126,24 @@ describe('a FIFO (named pipe) as source.path', () => {
     }
   });
 });
+
+describe('columns without a name (an Excel CSV with stray trailing commas)', () => {
+  it('a catalog feed reads as the same feed without them; a value in one is not sent, with a warning naming its column', async () => {
+    ws.write('feeds/products.csv', spreadsheetFixture('merchant-excel-trailing.csv'));
+    ws.write('shop.yaml', catalogJob({ source: 'feeds/products.csv' }));
+    const result = await ws.cli(['run', 'shop.yaml', '--json', '--log-level', 'info']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(counts(summaryOf(result))).toMatchObject({ status: 'success', read: 9, rejected: 0, duplicates: 1, created: 8 });
+    expect(catalogProducts(ws)).toEqual(EXPECTED);
+    expect(result.stderr).toContain('"warnings":["unknown attribute \\"shipping\\" is not sent","unknown attribute \\"column 27 (unnamed)\\" is not sent"]');
+  });
+
+  it('an audience export with them reads as before (columns the job does not read may be unnamed)', async () => {
+    ws.write('exports/crm.csv', 'Customer ID,E-mail,,\r\nC1,ada@example.com,,\r\nC2,grace@example.com,,x\r\n');
+    ws.write('crm.yaml', audienceJob('exports/crm.csv'));
+    const result = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(summaries(result)[0]).toMatchObject({ status: 'success', read: 2, valid: 2, added: 4 });
+    expect(members().partner_user_id).toEqual(['C1', 'C2']);
+  });
+});
