@@ -100,6 +100,9 @@ export class CsvRowCollector {
   /** Set once a chunk was not UTF-8: from then on values are searched for U+FFFD. */
   private checkValuesForBadBytes = false;
   private columnCount = 0;
+  /** The header record's first cell as read (untrimmed), and the line the header starts on. */
+  private headerFirstCell: string | undefined;
+  private headerLine = 0;
   private rowNumber = 0;
   private lastEndLine = 0;
   private lastEngineLines = 0;
@@ -312,8 +315,24 @@ export class CsvRowCollector {
       this.rejects.push({ row, line, reason: `row contains bytes that are not UTF-8 (${LATIN1_HINT})` });
       return;
     }
+    // One comparison per row; the whole row only when its first cell is the header's.
+    if (values[0] === this.headerFirstCell && this.repeatsHeader(values)) {
+      this.rejects.push({
+        row,
+        line,
+        reason: `row repeats the header row (line ${this.headerLine}): two exports joined into one file? Remove the repeated header (and any rows that should not be there)`,
+      });
+      return;
+    }
     this.rows.push({ row, line, values });
   };
+
+  /** Every cell of the row is the header's name of its column. */
+  private repeatsHeader(values: readonly string[]): boolean {
+    const header = this.header ?? [];
+    for (let i = 0; i < values.length; i++) if ((values[i] ?? '').trim() !== header[i]) return false;
+    return true;
+  }
 
   private takeHeader(values: string[], line: number): void {
     const at = `${this.name} line ${line}`;
@@ -352,6 +371,8 @@ export class CsvRowCollector {
       }
     }
     this.header = names;
+    this.headerFirstCell = values[0];
+    this.headerLine = line;
     this.columnCount = names.length;
   }
 }

@@ -15,7 +15,7 @@
  *
  * What becomes a RowReject (the file reads on): a row with a different number of fields than
  * the header; a row with bytes that are not UTF-8; a row longer than maxRowBytes (it is skipped
- * without being held in memory).
+ * without being held in memory); a row that repeats the header (two exports joined into one).
  *
  * What ends the file with a SourceError (after the rows before it were yielded): an empty file
  * (no header row); a header with unnamed or repeated columns; a quote that is never closed;

@@ -147,3 +147,31 @@ describe('columns without a name (an Excel CSV with stray trailing commas)', () 
     expect(members().partner_user_id).toEqual(['C1', 'C2']);
   });
 });
+
+describe('a header repeated in the middle (two exports joined into one file)', () => {
+  const REPEATED = 'row repeats the header row (line 1): two exports joined into one file? Remove the repeated header (and any rows that should not be there)';
+
+  it('a catalog feed: the repeated header is one reject saying so, not a product "id" with a page of reasons', async () => {
+    const merchant = catalogFixture('merchant.csv');
+    ws.write('feeds/products.csv', merchant + merchant);
+    ws.write('shop.yaml', catalogJob({ source: 'feeds/products.csv', mode: 'upsert' }));
+    const result = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = summaryOf(result);
+    expect(counts(summary)).toMatchObject({ status: 'success', read: 19, valid: 18, rejected: 1, duplicates: 10, created: 8 });
+    expect(catalogProducts(ws)).toEqual(EXPECTED);
+    expect(readFileSync(String(summary.rejects_file), 'utf8')).toBe(`row,line,id,field,reason\n10,11,,,${REPEATED}\n`);
+  });
+
+  it('an audience export: the repeated header is one reject saying so, not an invalid email', async () => {
+    ws.write('exports/crm.csv', 'Customer ID,E-mail\r\nC1,ada@example.com\r\nCustomer ID,E-mail\r\nC2,grace@example.com\r\n');
+    ws.write('crm.yaml', audienceJob('exports/crm.csv').replace('account_id', 'max_reject_ratio: 0.5\naccount_id'));
+    const result = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = summaries(result)[0];
+    expect(summary).toMatchObject({ status: 'success', read: 3, valid: 2, rejected: 1, added: 4 });
+    expect(summary?.invalid_identifiers).toBeUndefined();
+    expect(readFileSync(String(summary?.rejects_file), 'utf8')).toBe(`row,line,id,field,reason\n2,3,,,${REPEATED}\n`);
+    expect(members().partner_user_id).toEqual(['C1', 'C2']);
+  });
+});
