@@ -19,6 +19,7 @@ import { describeNonText, SNIFF_BYTES, sniffContent } from './content-sniff.js';
 import { DeclaredLatin1Check } from './declared-latin1-check.js';
 import { LongLineGuard, OVERLONG_LINE_MARKER } from './long-line-guard.js';
 import type { CsvBatch, CsvRow, RowReject } from './types.js';
+import { Utf16Transcoder } from './utf16-transcoder.js';
 import { Utf8Validator } from './utf8-validator.js';
 import { decodeWindows1252 } from './windows-1252.js';
 
@@ -90,6 +91,8 @@ export class CsvRowCollector {
   private readonly validator = new Utf8Validator();
   /** encoding latin1: whether the file is UTF-8 after all. */
   private readonly latin1Check: DeclaredLatin1Check | undefined;
+  /** A file that starts with a UTF-16 byte order mark (whatever source.encoding says). */
+  private utf16: Utf16Transcoder | undefined;
   private engine: CsvRecordEngine | undefined;
   private sniffed = false;
   private sniffHead: Buffer[] = [];
@@ -145,7 +148,11 @@ export class CsvRowCollector {
   /** Call at the end of the input. Throws SourceError for an empty file or an unclosed quote. */
   finish(): void {
     if (!this.sniffed) this.pushText(this.afterSniff(Buffer.concat(this.sniffHead)));
-    if (this.settings.encoding === 'utf8' && !this.validator.end()) this.checkValuesForBadBytes = true;
+    if (this.utf16 !== undefined) {
+      const rest = this.utf16.end();
+      if (this.utf16.sawInvalid) this.checkValuesForBadBytes = true;
+      this.guard.push(rest, this.acceptPiece);
+    } else if (this.settings.encoding === 'utf8' && !this.validator.end()) this.checkValuesForBadBytes = true;
     this.latin1Check?.end();
     this.guard.end(this.acceptPiece);
     if (this.engine === undefined) this.startEngineFromHeldLines(true);
@@ -160,7 +167,13 @@ export class CsvRowCollector {
 
   private afterSniff(head: Buffer): Buffer {
     this.sniffed = true;
-    const problem = describeNonText(sniffContent(head));
+    const kind = sniffContent(head);
+    if (kind === 'utf16') {
+      // Excel's "Unicode Text": read through a transcoder to UTF-8 (pushText), BOM and all.
+      this.utf16 = new Utf16Transcoder(head[0] === 0xfe);
+      return head;
+    }
+    const problem = describeNonText(kind);
     if (problem !== undefined) throw new SourceError(`${this.name} ${problem}`);
     this.refuseOldMacLineBreaks(head.subarray(0, SNIFF_BYTES));
     return head.subarray(0, 3).equals(UTF8_BOM) ? head.subarray(3) : head;
@@ -182,11 +195,13 @@ export class CsvRowCollector {
 
   private pushText(chunk: Buffer): void {
     let bytes = chunk;
-    if (this.latin1Check !== undefined) {
+    if (this.utf16 !== undefined) {
+      bytes = this.utf16.push(chunk);
+      if (this.utf16.sawInvalid) this.checkValuesForBadBytes = true;
+    } else if (this.latin1Check !== undefined) {
       this.latin1Check.check(chunk);
       bytes = Buffer.from(decodeWindows1252(chunk), 'utf8');
-    }
-    else if (!this.checkValuesForBadBytes && !this.validator.check(chunk)) this.checkValuesForBadBytes = true;
+    } else if (!this.checkValuesForBadBytes && !this.validator.check(chunk)) this.checkValuesForBadBytes = true;
     this.guard.push(bytes, this.acceptPiece);
   }
 
@@ -312,7 +327,7 @@ export class CsvRowCollector {
       return;
     }
     if (this.checkValuesForBadBytes && includesInAny(values, REPLACEMENT_CHARACTER)) {
-      this.rejects.push({ row, line, reason: `row contains bytes that are not UTF-8 (${LATIN1_HINT})` });
+      this.rejects.push({ row, line, reason: this.utf16 === undefined ? `row contains bytes that are not UTF-8 (${LATIN1_HINT})` : 'row contains bytes that are not UTF-16 (a broken character)' });
       return;
     }
     // One comparison per row; the whole row only when its first cell is the header's.

@@ -133,6 +133,7 @@ export function splitCsvFile(path: string, options: SplitOptions): CsvSplit | un
     const firstRead = readSync(fd, block, 0, BLOCK, 0);
     const head = block.subarray(0, firstRead);
     if (head[0] === 0x1f && head[1] === 0x8b) return undefined; // gzip: one stream only
+    if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) return undefined; // UTF-16: transcoded as one stream
     const bom = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
     const preamble = headerLineAfterPreamble(head, bom);
     if (preamble === undefined) return undefined;

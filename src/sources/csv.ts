@@ -7,7 +7,8 @@
  *   const header = await reader.header();      // reads up to the header row only
  *   for await (const batch of reader) { ... }  // batch.rows, batch.rejects
  *
- * What is read: UTF-8 (a BOM is dropped) or, with encoding latin1, Windows-1252; CRLF and LF;
+ * What is read: UTF-8 (a BOM is dropped), UTF-16 with a BOM (Excel's "Unicode Text",
+ * utf16-transcoder.ts) or, with encoding latin1, Windows-1252; CRLF and LF;
  * quoted values with delimiters, "" and line breaks; the delimiter given, or detected from the
  * header line (comma, semicolon, tab, pipe; TSV sources prefer the tab) or named by an Excel
  * `sep=;` line before it (csv-preamble.ts). Empty lines, lines
@@ -19,7 +20,7 @@
  *
  * What ends the file with a SourceError (after the rows before it were yielded): an empty file
  * (no header row); a header with unnamed or repeated columns; a quote that is never closed;
- * a workbook, gzip, UTF-16 or binary data instead of text; a read or gzip failure.
+ * a workbook, gzip or binary data instead of text; a read or gzip failure.
  */
 import { SourceError } from '../errors.js';
 import { asBuffer, type ByteSource } from './byte-source.js';

@@ -36,14 +36,19 @@ function members(): Record<string, string[]> {
   return ws.emulator.state().custom_audiences['emu-audience']?.members ?? {};
 }
 
+/** Runs a catalog job on the fixture (as `file`): it must give exactly the catalog of merchant.csv. */
+async function expectMerchantCatalog(fixtureName: string, file: string): Promise<void> {
+  ws.write(file, spreadsheetFixture(fixtureName));
+  ws.write('shop.yaml', catalogJob({ source: file }));
+  const result = await ws.cli(['run', 'shop.yaml', '--json']);
+  expect(result.code, result.stderr).toBe(0);
+  expect(counts(summaryOf(result))).toMatchObject({ status: 'success', read: 9, rejected: 0, duplicates: 1, created: 8 });
+  expect(catalogProducts(ws)).toEqual(EXPECTED);
+}
+
 describe('an Excel "sep=" first line', () => {
   it('a catalog feed saved with sep=; (semicolons, CRLF) gives exactly the catalog of the comma CSV', async () => {
-    ws.write('feeds/products.csv', spreadsheetFixture('merchant-excel-sep.csv'));
-    ws.write('shop.yaml', catalogJob({ source: 'feeds/products.csv' }));
-    const result = await ws.cli(['run', 'shop.yaml', '--json']);
-    expect(result.code, result.stderr).toBe(0);
-    expect(counts(summaryOf(result))).toMatchObject({ status: 'success', read: 9, rejected: 0, duplicates: 1, created: 8 });
-    expect(catalogProducts(ws)).toEqual(EXPECTED);
+    await expectMerchantCatalog('merchant-excel-sep.csv', 'feeds/products.csv');
   });
 
   it('an audience export saved with sep=; gives its members; the line numbers count the sep= line', async () => {
@@ -173,5 +178,25 @@ describe('a header repeated in the middle (two exports joined into one file)', (
     expect(summary?.invalid_identifiers).toBeUndefined();
     expect(readFileSync(String(summary?.rejects_file), 'utf8')).toBe(`row,line,id,field,reason\n2,3,,,${REPEATED}\n`);
     expect(members().partner_user_id).toEqual(['C1', 'C2']);
+  });
+});
+
+describe('Excel "Unicode Text" (UTF-16LE with a byte order mark, tab separated, .txt)', () => {
+  it('a catalog feed gives exactly the catalog of the UTF-8 CSV', async () => {
+    await expectMerchantCatalog('merchant-unicode-text.txt', 'feeds/products.txt');
+  });
+
+  it('an audience export gives its members, accents and a multi-line cell included, with the lines of its rows', async () => {
+    ws.write('exports/crm.txt', spreadsheetFixture('crm-unicode-text.txt'));
+    ws.write('crm.yaml', audienceJob('exports/crm.txt'));
+    const result = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = summaries(result)[0];
+    expect(summary).toMatchObject({ status: 'success', read: 3, valid: 3, rejected: 0, added: 5 });
+    expect(members().email).toEqual([sha('zoë@exämple.com'), sha('ada@example.com')].sort());
+    expect(members().partner_user_id).toEqual(['C1', 'C2', 'C3']);
+    expect(readFileSync(String(summary?.rejects_file), 'utf8')).toBe(
+      'row,line,id,field,reason\n3,5,,email,not an email address (dropped; the row is kept for its other identifiers)\n',
+    );
   });
 });

@@ -227,7 +227,6 @@ describe('readCsv edge cases', () => {
   it.each([
     ['an .xlsx workbook', Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x06, 0x00]), 'is a ZIP archive (an .xlsx workbook?); export the sheet as CSV'],
     ['an .xls workbook', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), 'is an Excel .xls workbook; export the sheet as CSV'],
-    ['UTF-16 text', Buffer.from('\ufeffa,b\n', 'utf16le'), 'is UTF-16 text; save it as UTF-8 (in Excel: "CSV UTF-8")'],
     ['gzip data', Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x00]), 'is gzip-compressed; give it a .gz extension or open it with openSource()'],
     ['binary data', Buffer.from([0x41, 0x2c, 0x42, 0x0a, 0x00, 0x01, 0x02, 0xff, 0x0a]), 'is not a text file (it contains NUL bytes near the start)'],
     ['an HTML page (a login or error page saved, or served, instead of the export)', '\ufeff\r\n  <!DOCTYPE html>\n<html><body>Session expired</body></html>\n', HTML_PAGE],
@@ -247,6 +246,29 @@ describe('readCsv of text that merely looks like HTML', () => {
 });
 
 describe('readCsv text encodings', () => {
+  it('reads UTF-16 with a byte order mark (Excel\'s "Unicode Text"), LE and BE, whatever the chunking', async () => {
+    const text = '\ufeffEmail\tName\r\nzoë@exämple.com\t"Zoë\r\n🧶"\r\nbad\tB\r\n';
+    const be = Buffer.from(text, 'utf16le').swap16();
+    for (const bytes of [Buffer.from(text, 'utf16le'), be]) {
+      for (const chunk of [0, 1, 3, 7]) {
+        const result = await readAllCsv(readCsv(sourceOf(bytes, 'u.txt', chunk)));
+        expect(result.header).toEqual(['Email', 'Name']);
+        expect(result.rows).toEqual([
+          { row: 1, line: 2, values: ['zoë@exämple.com', 'Zoë\r\n🧶'] },
+          { row: 2, line: 4, values: ['bad', 'B'] },
+        ]);
+        expect(result.rejects).toEqual([]);
+      }
+    }
+  });
+
+  it('rejects a UTF-16 row with a broken character (an unpaired surrogate), naming UTF-16', async () => {
+    const bytes = Buffer.concat([Buffer.from('\ufeffa,b\r\n1,2\r\n3,', 'utf16le'), Buffer.from([0x00, 0xd8]), Buffer.from('\r\n', 'utf16le')]);
+    const result = await readAllCsv(readCsv(sourceOf(bytes, 'u.csv')));
+    expect(result.rows.map((r) => r.values)).toEqual([['1', '2']]);
+    expect(result.rejects).toEqual([{ row: 2, line: 3, reason: 'row contains bytes that are not UTF-16 (a broken character)' }]);
+  });
+
   it('rejects the rows of a UTF-8 file that hold bytes that are not UTF-8, and reads the others', async () => {
     const result = await readFixture('invalid-utf8.csv');
     expect(result.rows).toEqual([
