@@ -1,5 +1,6 @@
 /**
- * A file that the job says is Latin-1 (source.encoding: latin1) but that is UTF-8: decoded as
+ * A file that the job says is Latin-1 (source.encoding: latin1), or an XML feed that declares
+ * a Latin-1 encoding (ISO-8859-1, Windows-1252), but that is UTF-8: decoded as
  * Windows-1252, every accented letter became two or three characters ("Café" was uploaded as
  * "CafÃ©", an email with an umlaut was hashed as an address nobody has), without a word.
  *
@@ -35,8 +36,14 @@ export class DeclaredLatin1Check {
   /** The line of the first non-ASCII byte. */
   private firstNonAsciiLine: number | undefined;
 
-  /** @param name the file, for the message */
-  constructor(private readonly name: string) {}
+  /**
+   * @param name the file, for the message
+   * @param declaredBy what says the file is Latin-1: the job, or the feed's XML declaration (its label)
+   */
+  constructor(
+    private readonly name: string,
+    private readonly declaredBy: { job: true } | { feedLabel: string } = { job: true },
+  ) {}
 
   /** Checks the next chunk of raw bytes; throws once the file is known to be UTF-8. */
   check(chunk: Buffer): void {
@@ -63,9 +70,14 @@ export class DeclaredLatin1Check {
 
   private isUtf8(line: number): SourceError {
     this.settled = true;
-    return new SourceError(
-      `${this.name} line ${line}: source.encoding is latin1, but the file is UTF-8: read as Latin-1, its accented letters would be sent garbled ("é" as "Ã©")`,
-      { hint: 'remove encoding: latin1 from the source block of the job file (UTF-8 is the default) and run again; nothing garbled was sent' },
-    );
+    const garbled = 'read as Latin-1, its accented letters would be sent garbled ("é" as "Ã©")';
+    if ('feedLabel' in this.declaredBy) {
+      return new SourceError(`${this.name} line ${line}: the feed declares encoding="${this.declaredBy.feedLabel}", but it is UTF-8: ${garbled}`, {
+        hint: 'have its exporter declare encoding="UTF-8", or set source.encoding: utf8 in the job file; nothing garbled was sent',
+      });
+    }
+    return new SourceError(`${this.name} line ${line}: source.encoding is latin1, but the file is UTF-8: ${garbled}`, {
+      hint: 'remove encoding: latin1 from the source block of the job file (UTF-8 is the default) and run again; nothing garbled was sent',
+    });
   }
 }

@@ -29,7 +29,8 @@ import type { XmlFeedOptions } from './xml-feed.js';
 import { DEFAULT_CUTTER_LIMITS, XmlItemCutter, type CutPiece } from './xml-item-cutter.js';
 import { FeedItemCollector, xmlFeedLimits, type XmlFeedLimits } from './xml-item-collector.js';
 import { decodePiece, SAXES_TEXT_STATE, type ItemContextSpec } from './xml-item-parser.js';
-import { xmlTextDecoderFor } from './xml-text-decoder.js';
+import type { DeclaredLatin1Check } from './declared-latin1-check.js';
+import { declaredLatin1CheckFor, xmlTextDecoderFor } from './xml-text-decoder.js';
 
 /** The context of items, with an id (per read) and a fingerprint of it. */
 export interface ItemContext extends ItemContextSpec {
@@ -108,6 +109,8 @@ export class XmlCutFeed {
   private readonly ampersands = new BareAmpersandMarker();
   private readonly cutter = new XmlItemCutter(DEFAULT_CUTTER_LIMITS);
   private encoding: 'utf-8' | 'windows-1252' | undefined;
+  /** Windows-1252: whether the feed is UTF-8 after all (the full reader then says so). */
+  private latin1Check: DeclaredLatin1Check | undefined;
   private head: Buffer[] = [];
   private headBytes = 0;
   private line = 1;
@@ -166,6 +169,7 @@ export class XmlCutFeed {
           this.startDecoding();
         }
         if (this.encoding === 'utf-8' && !this.validator.end()) throw new Doubt('bytes that are not UTF-8');
+        this.latin1Check?.end();
         this.cutter.end(this.pieces);
         this.handlePieces();
         const rest = this.ampersands.end();
@@ -197,11 +201,13 @@ export class XmlCutFeed {
     const decoder = xmlTextDecoderFor(head, this.options.encoding, this.name);
     if (decoder.encoding !== 'utf-8' && decoder.encoding !== 'windows-1252') throw new Doubt(`encoding ${decoder.encoding}`);
     this.encoding = decoder.encoding;
+    if (decoder.encoding === 'windows-1252') this.latin1Check = declaredLatin1CheckFor(head, this.options.encoding, this.name);
     this.write(head);
   }
 
   private write(bytes: Buffer): void {
     if (this.encoding === 'utf-8' && !this.validator.check(bytes)) throw new Doubt('bytes that are not UTF-8');
+    this.latin1Check?.check(bytes);
     if (!this.crSeen && bytes.indexOf(CR) >= 0) this.crSeen = true;
     this.cutter.push(bytes, this.pieces);
     this.handlePieces();

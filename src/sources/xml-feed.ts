@@ -28,7 +28,8 @@ import { BareAmpersandMarker } from './xml-bare-ampersand.js';
 import type { FeedBatch } from './types.js';
 import { Utf8Validator } from './utf8-validator.js';
 import { FeedItemCollector, xmlFeedLimits, type XmlFeedLimits } from './xml-item-collector.js';
-import { xmlTextDecoderFor, type XmlTextDecoder } from './xml-text-decoder.js';
+import type { DeclaredLatin1Check } from './declared-latin1-check.js';
+import { declaredLatin1CheckFor, xmlTextDecoderFor, type XmlTextDecoder } from './xml-text-decoder.js';
 
 export interface XmlFeedOptions {
   /** Overrides the source's encoding and the feed's own declaration. */
@@ -47,6 +48,8 @@ class XmlFeedParser {
   private readonly validator = new Utf8Validator();
   private readonly ampersands = new BareAmpersandMarker();
   private decoder: XmlTextDecoder | undefined;
+  /** A feed decoded as Windows-1252: whether it is UTF-8 after all. */
+  private latin1Check: DeclaredLatin1Check | undefined;
   private head: Buffer[] = [];
   private headBytes = 0;
 
@@ -78,6 +81,7 @@ class XmlFeedParser {
       this.startDecoding();
     }
     if (this.decoder?.encoding === 'utf-8' && !this.validator.end()) this.collector.checkValuesForBadBytes = true;
+    this.latin1Check?.end();
     const rest = this.ampersands.push(this.decoder?.end() ?? '') + this.ampersands.end();
     if (rest !== '') this.writeText(rest);
     this.parser.close();
@@ -93,6 +97,7 @@ class XmlFeedParser {
       if (problem !== undefined) throw new SourceError(`${this.name} ${problem}`);
     }
     this.decoder = decoder;
+    if (decoder.encoding === 'windows-1252') this.latin1Check = declaredLatin1CheckFor(head, this.options.encoding, this.name);
     this.write(head);
   }
 
@@ -102,6 +107,7 @@ class XmlFeedParser {
     if (decoder.encoding === 'utf-8' && !this.collector.checkValuesForBadBytes && !this.validator.check(bytes)) {
       this.collector.checkValuesForBadBytes = true;
     }
+    this.latin1Check?.check(bytes);
     this.writeText(this.ampersands.push(decoder.decode(bytes)));
   }
 

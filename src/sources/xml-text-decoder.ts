@@ -8,6 +8,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { TextDecoder } from 'node:util';
 import { SourceError } from '../errors.js';
+import { DeclaredLatin1Check } from './declared-latin1-check.js';
 import { decodeWindows1252 } from './windows-1252.js';
 
 export interface XmlTextDecoder {
@@ -91,4 +92,12 @@ export function xmlTextDecoderFor(head: Buffer, encoding: 'utf8' | 'latin1' | un
   if ((b0 === 0xfe && b1 === 0xff) || (b0 === 0x00 && b1 === 0x3c)) return decoderForLabel('utf-16be', name, 'has');
   const label = declaredEncoding(head);
   return label === undefined ? new Utf8Decoder() : decoderForLabel(label, name, 'declares');
+}
+
+/**
+ * For a feed decoded as Windows-1252 (`head`: its first bytes): the check that it is not UTF-8
+ * after all, naming what declared it Latin-1 (the job's source.encoding, or the feed itself).
+ */
+export function declaredLatin1CheckFor(head: Buffer, encoding: 'utf8' | 'latin1' | undefined, name: string): DeclaredLatin1Check {
+  return new DeclaredLatin1Check(name, encoding === 'latin1' ? { job: true } : { feedLabel: declaredEncoding(head) ?? 'ISO-8859-1' });
 }

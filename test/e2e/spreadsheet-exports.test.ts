@@ -10,7 +10,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { catalogJob, catalogProducts, counts, fixture as catalogFixture, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
+import { catalogJob, catalogProducts, counts, feedItem, fixture as catalogFixture, rssFeed, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
 import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
 
 const EXPECTED = JSON.parse(catalogFixture('merchant.expected.json')) as Record<string, unknown>[];
@@ -78,7 +78,7 @@ describe('an Excel "sep=" first line', () => {
   });
 });
 
-describe('encoding: latin1 on a file that is UTF-8 (Excel "CSV UTF-8")', () => {
+describe('a file said to be Latin-1 that is UTF-8 (Excel "CSV UTF-8"; an XML feed declaring ISO-8859-1)', () => {
   const utf8Declared = (file: string, line: number): string =>
     `${ws.dir}/${file} line ${line}: source.encoding is latin1, but the file is UTF-8: read as Latin-1, its accented letters would be sent garbled ("é" as "Ã©") ` +
     '(remove encoding: latin1 from the source block of the job file (UTF-8 is the default) and run again; nothing garbled was sent)';
@@ -99,6 +99,29 @@ describe('encoding: latin1 on a file that is UTF-8 (Excel "CSV UTF-8")', () => {
       ['MUG-1', 'Café Crème Mug', 'Grès émaillé.', 'Maison Löwe'],
       ['MUG-2', 'Tea Mug', 'Plain.', 'Maison Löwe'],
     ]);
+  });
+
+  it('an XML feed, set to latin1 by the job or declaring encoding="ISO-8859-1" itself: exit 1 naming the file, the line and who said Latin-1', async () => {
+    const feed = rssFeed([feedItem('P-1'), feedItem('P-2', { title: 'Café Crème Mug' })]);
+    ws.write('feeds/set.xml', feed);
+    ws.write('feeds/declared.xml', feed.replace('encoding="UTF-8"', 'encoding="ISO-8859-1"'));
+    ws.write('set.yaml', catalogJob({ name: 'set', source: 'feeds/set.xml' }).replace('  path: feeds/set.xml\n', '  path: feeds/set.xml\n  encoding: latin1\n'));
+    ws.write('declared.yaml', catalogJob({ name: 'declared', source: 'feeds/declared.xml' }));
+    const line = feed.split('\n').findIndex((l) => l.includes('Café')) + 1;
+
+    const set = await ws.cli(['run', 'set.yaml', '--json']);
+    expect(set.code).toBe(1);
+    expect(summaryOf(set)).toMatchObject({ status: 'failed', created: 0, error: utf8Declared('feeds/set.xml', line) });
+    const declared = await ws.cli(['run', 'declared.yaml', '--json']);
+    expect(declared.code).toBe(1);
+    expect(summaryOf(declared)).toMatchObject({
+      status: 'failed',
+      created: 0,
+      error:
+        `${ws.dir}/feeds/declared.xml line ${line}: the feed declares encoding="ISO-8859-1", but it is UTF-8: read as Latin-1, its accented letters would be sent garbled ("é" as "Ã©") ` +
+        '(have its exporter declare encoding="UTF-8", or set source.encoding: utf8 in the job file; nothing garbled was sent)',
+    });
+    expect(ws.emulator.state().requests.by_route).toEqual({});
   });
 
   it('an audience export: exit 1 naming the file and line, and no member added (not the hash of "zoÃ«@exÃ¤mple.com")', async () => {
