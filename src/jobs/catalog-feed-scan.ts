@@ -204,7 +204,8 @@ export async function openCatalogFeed(job: CatalogJob, options: CatalogFeedOptio
     opened = await openSource(job.source, options.source);
     return opened;
   };
-  const outcomes = first.format === 'xml' ? xmlOutcomes(first, reopen, job, options) : fullOutcomes(first, job);
+  // The fast XML reader may read the feed again (after a doubt): not a pipe, which it would wait on for good.
+  const outcomes = first.format === 'xml' && first.readOnce !== true ? xmlOutcomes(first, reopen, job, options) : fullOutcomes(first, job);
   return {
     sizeBytes,
     // After a restart, the bytes read twice count twice: progress may pass 100% a little.

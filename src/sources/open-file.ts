@@ -20,6 +20,8 @@ export interface RawInput {
   bytesRead(): number;
   /** The first bytes are the gzip magic. */
   gzipMagic: boolean;
+  /** A FIFO or a device: what is read is gone, a second open would wait for another writer. */
+  readOnce?: boolean;
 }
 
 const READ_CHUNK_BYTES = 64 * 1024;
@@ -50,7 +52,7 @@ function unchangedUntilEnd(handle: FileHandle, path: string, opened: FileVersion
 async function openPipe(handle: FileHandle): Promise<RawInput> {
   const file = handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES, autoClose: true });
   const head = await peekFirstChunk(file);
-  return { stream: file, sizeBytes: undefined, bytesRead: () => file.bytesRead, gzipMagic: startsWithGzipMagic(head) };
+  return { stream: file, sizeBytes: undefined, bytesRead: () => file.bytesRead, gzipMagic: startsWithGzipMagic(head), readOnce: true };
 }
 
 export async function openFile(path: string): Promise<RawInput> {

@@ -53,6 +53,7 @@ function openedFrom(spec: SourceSpec, name: string, format: SourceFormat, raw: R
     bytesRead: () => raw.bytesRead(),
     delimiter: spec.delimiter,
     encoding: spec.encoding,
+    readOnce: raw.readOnce,
   };
 }
 

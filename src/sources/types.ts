@@ -32,6 +32,8 @@ export interface OpenedSource {
   delimiter?: string | undefined;
   /** The text encoding of the spec (SourceSpec.encoding), when one was given. */
   encoding?: 'utf8' | 'latin1' | undefined;
+  /** A FIFO or a device: it can be read only once (a second open waits for another writer). */
+  readOnce?: boolean | undefined;
 }
 
 /** One data row of a CSV/TSV file, values in header order. */
