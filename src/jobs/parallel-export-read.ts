@@ -23,6 +23,7 @@
  * problem with the source: read sequentially, where it fails if it is still being written.
  */
 import { availableParallelism } from 'node:os';
+import { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import { closeSync, constants, fstatSync, openSync, statSync } from 'node:fs';
 import { ConfigError, InternalError } from '../errors.js';
@@ -182,6 +183,19 @@ function isLocalFile(path: string): boolean {
   return !/^https?:\/\//i.test(path);
 }
 
+/** Whether the reader finds a header row in `bytes`, read as the whole file. */
+async function holdsHeader(bytes: Buffer, job: AudienceJob, delimiter: string, format: 'csv' | 'tsv'): Promise<boolean> {
+  const reader = readCsv({ name: job.source.path, stream: Readable.from([bytes]), format }, { ...EXPORT_HEADER_OPTIONS, delimiter, encoding: job.source.encoding });
+  try {
+    await reader.header();
+    return true;
+  } catch {
+    return false; // no header there, or one the reader refuses: the sequential read says why
+  } finally {
+    await reader.close();
+  }
+}
+
 /** Reads the export on several threads; false when it should be read sequentially instead. */
 export async function readExportInParallel(ctx: RunContext, job: AudienceJob, scan: AudienceScan): Promise<ExportReadResult | false> {
   const threads = Math.min(ctx.settings.readThreads, availableParallelism(), MAX_PARTS);
@@ -226,6 +240,10 @@ async function readOpenExportInParallel(
     return false; // unreadable here: the sequential read reports why
   }
   if (!split || (split.parts.at(-1)?.end ?? 0) > PARALLEL_MAX_BYTES) return false;
+  // The parts after the first read their header from these bytes: if the reader finds none in
+  // them (the cutter took a line for the header that the reader skips), a part would take its
+  // first row for the header. Read on one thread instead.
+  if (!(await holdsHeader(split.headerBytes, job, split.delimiter, format))) return false;
   const { summary, counters } = ctx;
   counters.bytesTotal = split.parts.at(-1)?.end;
   const headerLines = split.headerBytes.filter((b) => b === 0x0a).length;

@@ -213,6 +213,24 @@ describe('reading a large export on two threads', () => {
     expect(readFileSync(String(sb?.rejects_file), 'utf8')).toBe(readFileSync(String(sa?.rejects_file), 'utf8'));
   });
 
+  it('reads on one thread, right, an export whose cut would give the parts a header the reader skips (a Latin-1 non-breaking space line)', { timeout: 180_000 }, async () => {
+    // Byte A0 alone is a blank line to the reader of a latin1 file (a non-breaking space), not
+    // to the cutter, which took it for the header: the second part took its first row for it.
+    const job = JOB.replace('source: { path: exports/crm.csv }', 'source: { path: exports/nbsp.csv, encoding: latin1 }');
+    for (const ws of [one, two]) {
+      ws.write('exports/nbsp.csv', Buffer.concat([Buffer.from([0xa0, 0x0d, 0x0a]), Buffer.from(csv)]));
+      ws.write('nbsp.yaml', job);
+    }
+    const a = await one.cli(['run', 'nbsp.yaml', '--dry-run', '--json', '--log-level', 'info']);
+    const b = await two.cli(['run', 'nbsp.yaml', '--dry-run', '--json', '--log-level', 'info']);
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    expect(b.stderr).not.toContain('reading the export in 2 parts');
+    const pick = (s: Record<string, unknown> | undefined) => ({ ...s, run_id: undefined, duration_ms: undefined, rejects_file: undefined });
+    expect(pick(summaries(b)[0])).toEqual(pick(summaries(a)[0]));
+    expect(summaries(a)[0]).toMatchObject({ read: ROWS });
+  });
+
   it('reads a FIFO as a one-thread read does, without waiting on the main thread for its writer nor breaking its pipe', { timeout: 60_000 }, async () => {
     const runOnFifo = async (ws: Workspace): Promise<CliResult> => {
       const path = join(ws.dir, 'exports', 'pipe.csv');
