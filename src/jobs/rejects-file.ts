@@ -100,7 +100,10 @@ export class RejectsFile {
         this.fd = openSync(this.path, 'w', 0o600);
         this.opened = true;
       }
-      writeSync(this.fd, text);
+      // A write may take only part of the bytes (a disk that fills, a file size limit): the
+      // rest is written again, which then fails with the reason.
+      const bytes = Buffer.from(text);
+      for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done);
     } catch (error) {
       throw new StateError(`cannot write the rejects file ${this.path}: ${(error as Error).message}`, {
         cause: error,

@@ -3,10 +3,18 @@
  * disk) fails the run with one clear line, exit 1 and its JSON summary, the run recorded as
  * failed and its lock released. It was "internal error ... this is a bug in adsync", with no
  * summary, the run left `running` in the history, from the `finally` that closed the file.
+ *
+ * A disk that fills while the rejects file is written: a write that takes only part of its
+ * lines (the disk, or the file size limit, reached in the middle) fails the run too. It was
+ * taken as written: the file ended in the middle of a line, without the rejects after it, and
+ * the run succeeded (exit 0, `rejected` counting rows the file did not hold).
  */
 import Database from 'better-sqlite3';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createWorkspace, type Workspace } from '../helpers/e2e.js';
+import { BIN } from '../helpers/cli.js';
+import { collect, createWorkspace, type Workspace } from '../helpers/e2e.js';
 import { audienceOf, crmExport, emulatorAudience, expectNoStackTrace, range, summaryOf } from './support.js';
 
 let ws: Workspace;
@@ -52,5 +60,31 @@ describe('a rejects file that cannot be written', () => {
     expect(summary).toMatchObject({ status: 'failed', exit_code: 1, rejects_file: null, error: message });
     expect(history()).toEqual([{ status: 'failed', error: message }]);
     expect(emulatorAudience(ws)).toEqual(sent);
+  });
+
+  it('a disk that fills in the middle of a write of rejects lines: exit 1, the file named, not a success with rejects missing', { timeout: 60_000 }, async () => {
+    ws.write('crm.yaml', JOB);
+    ws.write('crm.csv', crmExport(range(1, 5)));
+    // The state database, made by a first run: it stays well below the limit below.
+    expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
+    // Rejects flushed 64 KB at a time: the limit falls inside one of these writes.
+    const badRows = Array.from({ length: 5000 }, (_, i) => `,not-an-email-${i}`);
+    ws.write('crm.csv', `${crmExport(range(1, 5)).trimEnd()}\n${badRows.join('\n')}\n`);
+
+    // The files the CLI writes are limited to 150 KiB (a full disk: EFBIG, Node ignores SIGXFSZ).
+    const r = await collect(spawn('bash', ['-c', 'ulimit -f 150 && exec "$0" "$@"', process.execPath, BIN, 'run', 'crm.yaml', '--json'], { env: ws.env, cwd: ws.dir }));
+    expect(r.code, r.stderr).toBe(1);
+    expectNoStackTrace(r);
+    const summary = summaryOf(r);
+    const file = `${ws.dir}/rejects/crm/${String(summary.run_id)}.csv`;
+    const message = `cannot write the rejects file ${file}: EFBIG: file too large, write (rejects_dir (settings file) must be a folder the user running adsync can write, on a disk with room)`;
+    expect(summary).toMatchObject({ status: 'failed', exit_code: 1, rejected: 5000, rejects_file: file, error: message });
+    expect(r.stderr).toContain(`adsync: job crm failed: ${message}`);
+    expect(history()).toEqual([
+      { status: 'success', error: null },
+      { status: 'failed', error: message },
+    ]);
+    // The file holds what fitted, its last line cut: the run says it could not be written.
+    expect(readFileSync(file).length).toBe(150 * 1024);
   });
 });
