@@ -2,7 +2,9 @@
  * A state database adsync cannot use says why and what to do, with exit 1 and no stack trace:
  * a file that is not a database (or is damaged), and, run as an unprivileged user, a file or
  * folder that user cannot write (SQLite would open the file read-only without a word, and the
- * first write, the job's lock, failed as "an internal error").
+ * first write, the job's lock, failed as "an internal error"); and a folder for it that cannot
+ * be made (a file in the way, a parent the user cannot write), which was "an internal error ...
+ * this is a bug in adsync", without a summary or an alert.
  */
 import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
@@ -109,6 +111,28 @@ describe('a state database adsync cannot use', () => {
     expect(hook.calls).toHaveLength(2);
   });
 
+  it('a folder for it that cannot be made (a file is in the way): each job gets its failed summary and alert, not an internal error', async () => {
+    const hook = await startHook();
+    onTestFinished(() => hook.close());
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}alerts:\n  webhook_url: "${hook.url('/hooks/state')}"\n`);
+    ws.write('crm.csv', 'Email\na@example.com\n');
+    ws.write('crm.yaml', JOB);
+    ws.write('other.yaml', JOB.replace('name: crm', 'name: other'));
+    ws.write('state-here', 'a file where the state folder should be\n');
+    const state = join(ws.dir, 'state-here', 'state.sqlite');
+    const r = await ws.cli(['run', 'crm.yaml', 'other.yaml', '--json'], { ADSYNC_STATE: state });
+    expect(r.code, r.stderr).toBe(1);
+    expectNoStackTrace(r);
+    expect(r.stderr).not.toContain('internal error');
+    const message = `cannot open the state database ${state}: EEXIST: file already exists, mkdir '${join(ws.dir, 'state-here')}'`;
+    expect(r.stderr).toContain(`adsync: ${message}\n  hint: check the path (ADSYNC_STATE or \`state:\` in config/adsync.yaml) and its permissions\n`);
+    const summaries = r.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(summaries.map((s) => [s.job, s.status, s.exit_code, s.error])).toEqual(
+      ['crm', 'other'].map((job) => [job, 'failed', 1, `${message} (check the path (ADSYNC_STATE or \`state:\` in config/adsync.yaml) and its permissions)`]),
+    );
+    expect(hook.calls.map((c) => c.body)).toEqual(summaries.map((summary) => JSON.stringify({ event: 'adsync.run', reason: `run failed: ${String(summary.error)}`, summary })));
+  });
+
   it('held by another process for longer than the busy timeout: the run is refused with the file named and the lock left free, not an internal error, and alerts as a failed run', { timeout: 40_000 }, async () => {
     const hook = await startHook();
     onTestFinished(() => hook.close());
@@ -142,7 +166,7 @@ describe('a state database adsync cannot use', () => {
   });
 
   const asNobody = process.getuid?.() === 0 && existsSync('/usr/bin/setpriv');
-  it.runIf(asNobody)('not writable by the user running adsync (a file, then a folder): exit 1, the file named, and what to do', () => {
+  it.runIf(asNobody)('not writable by the user running adsync (a file, a folder, a folder to make): exit 1, the file named, and what to do', () => {
     // A folder every user can read, holding a job and its export.
     const dir = mkdtempSync(join(tmpdir(), 'adsync-ro-'));
     chmodSync(dir, 0o755);
@@ -178,5 +202,11 @@ describe('a state database adsync cannot use', () => {
     expect(folder.status, folder.stderr).toBe(1);
     expect(folder.stderr).toContain(`its folder (SQLite writes its -wal and -shm files next to the database) is not writable by this user`);
     expect(folder.stderr).not.toContain('internal error');
+
+    // A folder to make for it, in one the user cannot write (/var/lib/adsync, not made yet).
+    const unmade = run(join(locked, 'state', 'state.sqlite'));
+    expect(unmade.status, unmade.stderr).toBe(1);
+    expect(unmade.stderr).toContain(`adsync: cannot open the state database ${join(locked, 'state', 'state.sqlite')}: EACCES: permission denied, mkdir '${join(locked, 'state')}'`);
+    expect(unmade.stderr).not.toContain('internal error');
   });
 });

@@ -91,7 +91,12 @@ export function writeState<T>(db: Db, write: () => T): Promise<T> {
  * for it are 0700. An existing file keeps its mode.
  */
 function createPrivate(path: string): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  } catch (error) {
+    // A parent the user cannot write (/var/lib/adsync, not made yet), a file in the way.
+    throw new StateError(`cannot open the state database ${path}: ${(error as Error).message}`, { cause: error, hint: openFailureHint(undefined) });
+  }
   requireWritable(path);
   try {
     closeSync(openSync(path, 'wx', 0o600));
