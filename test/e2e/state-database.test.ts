@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { BIN } from '../helpers/cli.js';
 import { createWorkspace, type Workspace } from '../helpers/e2e.js';
-import { startHook } from '../helpers/webhook.js';
+import { startHook, type Hook } from '../helpers/webhook.js';
 import { expectNoStackTrace, summaryOf } from '../reliability/support.js';
 
 let ws: Workspace;
@@ -68,6 +68,17 @@ describe('the state database is the owner\'s alone', () => {
   });
 });
 
+/** Two jobs (crm, other) of one export, alerting to a webhook (closed after the test). */
+async function twoJobsAlerting(): Promise<Hook> {
+  const hook = await startHook();
+  onTestFinished(() => hook.close());
+  ws.write('adsync.yaml', `${ws.read('adsync.yaml')}alerts:\n  webhook_url: "${hook.url('/hooks/state')}"\n`);
+  ws.write('crm.csv', 'Email\na@example.com\n');
+  ws.write('crm.yaml', JOB);
+  ws.write('other.yaml', JOB.replace('name: crm', 'name: other'));
+  return hook;
+}
+
 describe('a state database adsync cannot use', () => {
   it('not a database: exit 1, the file named, and what to do', async () => {
     ws.write('crm.csv', 'Email\na@example.com\n');
@@ -82,12 +93,7 @@ describe('a state database adsync cannot use', () => {
   });
 
   it('not a database, from cron: each job of `adsync run --json` gets its failed summary and alerts, as a run that could not start', async () => {
-    const hook = await startHook();
-    onTestFinished(() => hook.close());
-    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}alerts:\n  webhook_url: "${hook.url('/hooks/state')}"\n`);
-    ws.write('crm.csv', 'Email\na@example.com\n');
-    ws.write('crm.yaml', JOB);
-    ws.write('other.yaml', JOB.replace('name: crm', 'name: other'));
+    const hook = await twoJobsAlerting();
     mkdirSync(dirname(ws.statePath), { recursive: true });
     writeFileSync(ws.statePath, 'this is not a database, it only has the name of one\n');
     const r = await ws.cli(['run', 'crm.yaml', 'other.yaml', '--json']);
@@ -112,12 +118,7 @@ describe('a state database adsync cannot use', () => {
   });
 
   it('a folder for it that cannot be made (a file is in the way): each job gets its failed summary and alert, not an internal error', async () => {
-    const hook = await startHook();
-    onTestFinished(() => hook.close());
-    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}alerts:\n  webhook_url: "${hook.url('/hooks/state')}"\n`);
-    ws.write('crm.csv', 'Email\na@example.com\n');
-    ws.write('crm.yaml', JOB);
-    ws.write('other.yaml', JOB.replace('name: crm', 'name: other'));
+    const hook = await twoJobsAlerting();
     ws.write('state-here', 'a file where the state folder should be\n');
     const state = join(ws.dir, 'state-here', 'state.sqlite');
     const r = await ws.cli(['run', 'crm.yaml', 'other.yaml', '--json'], { ADSYNC_STATE: state });
