@@ -120,7 +120,7 @@ function clockOffsetMs(headers: HttpResponse['headers'], now: number): number | 
 }
 
 /** The origin a Location header points to (never its path or query, which may carry a token); undefined for none or a relative one. */
-function redirectOrigin(location: string | undefined): string | undefined {
+export function redirectOrigin(location: string | undefined): string | undefined {
   if (!location) return undefined;
   try {
     const url = new URL(location);

@@ -9,6 +9,7 @@
 import type { Logger } from 'pino';
 import { sendHttp } from '../api/http.js';
 import { RetryableHttpError, ApiRequestError } from '../api/errors.js';
+import { redirectOrigin } from '../api/client.js';
 import { withRetry } from '../api/retry.js';
 import type { RunSummary } from './summary.js';
 
@@ -78,16 +79,24 @@ export async function sendAlert(url: string, alert: Alert, logger: Logger): Prom
         if (answer.status >= 500 || answer.status === 429 || answer.status === 408) {
           throw new RetryableHttpError({ method: 'POST', path: WEBHOOK_PATH, status: answer.status, errors: [] });
         }
-        if (answer.status >= 300) throw new ApiRequestError({ method: 'POST', path: WEBHOOK_PATH, status: answer.status, errors: [] });
+        const context = { method: 'POST', path: WEBHOOK_PATH, status: answer.status, errors: [] };
+        if (answer.status >= 300 && answer.status <= 399) {
+          // Not followed (the alert would be sent where no one configured it), and every attempt
+          // would be answered the same: where it points (its origin only) is what to set.
+          const to = redirectOrigin(answer.headers.location);
+          throw new ApiRequestError(context, `POST ${WEBHOOK_PATH} answered HTTP ${answer.status}, a redirect${to ? ` to ${to}` : ''}: adsync does not follow redirects; set alerts.webhook_url to the address it points to`);
+        }
+        if (answer.status >= 300) throw new ApiRequestError(context);
       },
       { retries: 3, minDelayMs: 250, maxDelayMs: 2000, budgetMs: 15_000 },
     );
     logger.info({ webhook: target.origin, event: alert.event, reason: alert.reason }, 'alert sent');
     return true;
   } catch (error) {
-    // sendHttp names the path it was given in network errors: put the placeholder back in.
+    // sendHttp names the path it was given in network errors: put the placeholder back in (a
+    // root path "/" hides nothing, and would replace every slash of the message).
     const raw = error instanceof Error ? error.message : String(error);
-    let message = raw.split(target.pathname).join(WEBHOOK_PATH);
+    let message = target.pathname === '/' ? raw : raw.split(target.pathname).join(WEBHOOK_PATH);
     if (target.search) message = message.split(target.search).join('');
     logger.warn({ webhook: target.origin, error: message }, 'alert could not be delivered');
     return false;

@@ -160,6 +160,32 @@ describe('alerts', () => {
     }
   });
 
+  it('a webhook that redirects (http:// for an https hook) is not followed nor retried; the log says where it points and what to set', { timeout: 20_000 }, async () => {
+    hook = await startHook({ answer: { status: 301, headers: { location: 'https://hooks.example.com/services/T000/B000/s3cr3tR3d1r3ct?token=q5ecret' } } });
+    appendSettings(`alerts:\n  webhook_url: "${hook.url('/services/T000/B000/s3cr3tW3bh00kPath')}"\n`);
+    ws.write('missing.yaml', audienceJob({ audienceId: 'no-such-audience' }));
+    ws.write('crm.csv', exportWith(2, 0));
+
+    const r = await ws.cli(['run', 'missing.yaml', '--json']);
+    expect(r.code, r.stderr).toBe(1);
+    expect(summaries(r)[0]).toMatchObject({ job: 'missing', status: 'failed', exit_code: 1 });
+    expect(hook.calls).toHaveLength(1);
+    const warnings = logLines(r.stderr).filter((l) => l.msg === 'alert could not be delivered');
+    expect(warnings.map((w) => w.error)).toEqual([
+      'POST <webhook path> answered HTTP 301, a redirect to https://hooks.example.com: adsync does not follow redirects; set alerts.webhook_url to the address it points to',
+    ]);
+    expect(r.stderr).not.toContain('s3cr3t');
+    expect(r.stderr).not.toContain('q5ecret');
+
+    // A webhook at the root has no secret path: the origin the redirect names is left whole.
+    ws.write('root.yaml', audienceJob({ audienceId: 'no-such-audience', extra: `alerts: { webhook_url: "${hook.url('/')}" }\n` }));
+    const root = await ws.cli(['run', 'root.yaml']);
+    expect(root.code, root.stderr).toBe(1);
+    expect(logLines(root.stderr).filter((l) => l.msg === 'alert could not be delivered').map((w) => w.error)).toEqual([
+      'POST <webhook path> answered HTTP 301, a redirect to https://hooks.example.com: adsync does not follow redirects; set alerts.webhook_url to the address it points to',
+    ]);
+  });
+
   it('does not alert for a run refused because the job is running elsewhere: that run is going', { timeout: 20_000 }, async () => {
     hook = await startHook();
     appendSettings(`alerts:\n  webhook_url: "${hook.url('/hooks/global')}"\n`);

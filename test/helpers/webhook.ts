@@ -1,6 +1,7 @@
 /**
  * A webhook receiver on 127.0.0.1 for the alert tests: records every request as it arrives and
- * answers 204, after `hold` has settled when one is given (a webhook slow to answer).
+ * answers 204 (or `answer`: a webhook that redirects, or fails), after `hold` has settled when
+ * one is given (a webhook slow to answer).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,14 +24,14 @@ export interface Hook {
   close(): Promise<void>;
 }
 
-export async function startHook(options: { hold?: Promise<void> } = {}): Promise<Hook> {
+export async function startHook(options: { hold?: Promise<void>; answer?: { status: number; headers?: Record<string, string> } } = {}): Promise<Hook> {
   const calls: HookCall[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (d: Buffer) => (body += d.toString()));
     req.on('end', () => {
       calls.push({ method: req.method, url: req.url, type: req.headers['content-type'], userAgent: req.headers['user-agent'], body });
-      void (options.hold ?? Promise.resolve()).then(() => res.writeHead(204).end());
+      void (options.hold ?? Promise.resolve()).then(() => res.writeHead(options.answer?.status ?? 204, options.answer?.headers).end());
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
