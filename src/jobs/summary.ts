@@ -2,6 +2,7 @@
  * The run summary: the JSON object `--json` prints (fields of DESIGN.md, extended, never
  * broken) and the human table shown on a terminal.
  */
+import { hostname } from 'node:os';
 import type { RunKind, RunStatus } from '../state/store.js';
 
 export interface RunSummary {
@@ -29,6 +30,11 @@ export interface RunSummary {
   retries: number;
   duration_ms: number;
   rejects_file: string | null;
+  /**
+   * The machine that made the run: its rejects file and its log are there (several machines
+   * may share a state database, and one webhook).
+   */
+  host: string;
   /** Why the run failed or what it refused to do; absent on success. */
   error?: string | undefined;
   /** Non-fatal notes: refused deletes, skipped removals, warnings from the service. */
@@ -64,16 +70,17 @@ export function emptySummary(job: string, kind: RunKind, runId: string, dryRun: 
     retries: 0,
     duration_ms: 0,
     rejects_file: null,
+    host: hostname(),
     exit_code: 0,
   };
 }
 
 /**
  * What `--json` prints for a job file that could not be loaded (invalid, unreadable): the
- * fields of a failed run's summary, with no run (run_id null), the kind when the file says
- * it (else absent), and the job file.
+ * fields of a failed run's summary, with no run (run_id null, no host), the kind when the
+ * file says it (else absent), and the job file.
  */
-export interface UnloadedJobSummary extends Omit<RunSummary, 'kind' | 'run_id'> {
+export interface UnloadedJobSummary extends Omit<RunSummary, 'kind' | 'run_id' | 'host'> {
   kind?: RunKind | undefined;
   run_id: null;
   job_file: string;
@@ -86,7 +93,8 @@ export function unloadedJobSummary(
   dryRun: boolean,
 ): UnloadedJobSummary {
   // The order of a run's summary: job, kind, run_id, status, ...
-  const { job: name, kind: _kind, run_id: _runId, status: _status, ...counts } = emptySummary(job.name, 'catalog', '', dryRun);
+  // No run, so no machine that made one: the object is printed where the command runs.
+  const { job: name, kind: _kind, run_id: _runId, status: _status, host: _host, ...counts } = emptySummary(job.name, 'catalog', '', dryRun);
   return {
     job: name,
     ...(job.kind === undefined ? {} : { kind: job.kind }),

@@ -12,6 +12,7 @@
  */
 import Database from 'better-sqlite3';
 import { appendFileSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CliResult } from '../helpers/cli.js';
@@ -78,6 +79,10 @@ describe('alerts', () => {
     // Exactly {"event","reason","summary"}, the summary being the one --json printed.
     expect(call.body).toBe(JSON.stringify({ event: 'adsync.run', reason: `run failed: ${String(summary?.error)}`, summary }));
     for (const secret of secrets()) expect(call.body).not.toContain(secret);
+    // Where the run was made: its rejects file, its log (several machines may share a state database).
+    expect(summary?.host).toBe(hostname());
+    const history = await ws.cli(['runs', '--json']);
+    expect((JSON.parse(history.stdout.trim()) as { summary: { host?: unknown } }).summary.host).toBe(hostname());
   });
 
   it("turns the global webhook off for a job with alerts: { webhook_url: null }, and a job's own webhook wins over the global one", { timeout: 20_000 }, async () => {
