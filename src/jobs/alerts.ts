@@ -62,6 +62,13 @@ export function shouldAlert(summary: RunSummary, rejectRatio: number): AlertDeci
  */
 const WEBHOOK_PATH = '<webhook path>';
 
+/**
+ * How long an attempt waits for the webhook's answer. The webhook has the alert by then: an
+ * attempt given up on may have been delivered, and the retry is a second page. Long enough for
+ * a slow webhook; a hung one is tried twice within the budget (~20 s).
+ */
+const ATTEMPT_TIMEOUT_MS = 10_000;
+
 /** POSTs the alert as JSON; true once the webhook took it. A delivery that fails is logged (without the webhook's path), and false. */
 export async function sendAlert(url: string, alert: Alert, logger: Logger): Promise<boolean> {
   const target = new URL(url);
@@ -74,7 +81,7 @@ export async function sendAlert(url: string, alert: Alert, logger: Logger): Prom
           url: target,
           headers: { 'content-type': 'application/json', 'user-agent': 'adsync' },
           body,
-          timeoutMs: 5000,
+          timeoutMs: ATTEMPT_TIMEOUT_MS,
         });
         if (answer.status >= 500 || answer.status === 429 || answer.status === 408) {
           throw new RetryableHttpError({ method: 'POST', path: WEBHOOK_PATH, status: answer.status, errors: [] });

@@ -54,7 +54,7 @@ export class ScheduleAlerts {
     this.deliver(job.alerts.webhookUrl, { event: 'adsync.job', reason, job: job.name, job_file: job.file }, () => undefined);
   }
 
-  /** Waits for the alerts being delivered (each gives up within sendAlert's 15 s). */
+  /** Waits for the alerts being delivered (each gives up within ~25 s: sendAlert's 15 s of retries and its last attempt). */
   async settled(): Promise<void> {
     await Promise.allSettled([...this.deliveries]);
   }

@@ -165,6 +165,19 @@ describe('alerts', () => {
     }
   });
 
+  it('a webhook slow to answer (6 s) gets the alert once, and it is logged as sent, not as undelivered', { timeout: 30_000 }, async () => {
+    hook = await startHook({ hold: new Promise((r) => setTimeout(r, 6000)) });
+    appendSettings(`alerts:\n  webhook_url: "${hook.url('/hooks/slow')}"\n`);
+    ws.write('missing.yaml', audienceJob({ audienceId: 'no-such-audience' }));
+    ws.write('crm.csv', exportWith(2, 0));
+
+    const r = await ws.cli(['run', 'missing.yaml', '--json', '--log-level', 'info']);
+    expect(r.code, r.stderr).toBe(1);
+    // It took each POST: a retry after giving up on the answer would be a second page.
+    expect(hook.calls).toHaveLength(1);
+    expect(logLines(r.stderr).filter((l) => String(l.msg).startsWith('alert ')).map((l) => l.msg)).toEqual(['alert sent']);
+  });
+
   it('a webhook that redirects (http:// for an https hook) is not followed nor retried; the log says where it points and what to set', { timeout: 20_000 }, async () => {
     hook = await startHook({ answer: { status: 301, headers: { location: 'https://hooks.example.com/services/T000/B000/s3cr3tR3d1r3ct?token=q5ecret' } } });
     appendSettings(`alerts:\n  webhook_url: "${hook.url('/services/T000/B000/s3cr3tW3bh00kPath')}"\n`);

@@ -586,7 +586,7 @@ describe('alerts of jobs that cannot run', () => {
     { timeout: 60_000 },
     async () => {
       // The webhook answers nothing until a job has run (or 4.5 s have passed: alerts.ts gives an
-      // answer 5 s before it tries again): the scheduler must not wait for it.
+      // answer 10 s before it tries again): the scheduler must not wait for it.
       let released = false;
       let release = (): void => undefined;
       hook = await startHook({ hold: new Promise<void>((r) => (release = r)).then(() => void (released = true)) });
