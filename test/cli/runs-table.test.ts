@@ -21,7 +21,7 @@ describe('adsync runs table', () => {
     const runs = Array.from({ length: 200_000 }, (_, i) => run(i, i === 123_456 ? 'a-much-longer-job-name' : 'crm'));
     const lines = formatRuns(runs).split('\n');
     expect(lines).toHaveLength(200_002);
-    expect(lines[0]).toBe('started (UTC)        job                     kind             status   duration  read  rejected  sent   run id                   rejects file');
+    expect(lines[0]).toBe('started (UTC)        job                     kind             status   duration  read  rejected  sent   run id                   rejects file  error');
     expect(lines[1]).toBe('2026-11-22 12:00:00  crm                     custom_audience  success  2.5s      10    0         +3 -1  20261122T120000Z-000000');
     expect(lines[123_457]).toContain('  a-much-longer-job-name  custom_audience  ');
   });

@@ -330,7 +330,7 @@ describe('adsync runs', () => {
     const table = await ws.cli(['runs']);
     expect(table.code, table.stderr).toBe(0);
     const lines = table.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^started \(UTC\) +job +kind +status +duration +read +rejected +sent +run id +rejects file$/);
+    expect(lines[0]).toMatch(/^started \(UTC\) +job +kind +status +duration +read +rejected +sent +run id +rejects file +error$/);
     const cells = (line: string | undefined): string[] => (line ?? '').split(/ {2,}/);
     const date = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
     // Newest first: the catalog run (failed: an empty feed), then the audience run.
@@ -338,7 +338,8 @@ describe('adsync runs', () => {
     expect(shopRow[0]).toMatch(date);
     expect(shopRow.slice(1, 4)).toEqual(['shop', 'catalog', 'failed']);
     expect(shopRow[4]).toMatch(/^\d+\.\ds$/);
-    expect(shopRow.slice(5)).toEqual(['0', '0', '+0 ~0 -0', String(shop?.run_id)]);
+    // Why it failed, on its row: what to do without a second command.
+    expect(shopRow.slice(5)).toEqual(['0', '0', '+0 ~0 -0', String(shop?.run_id), String(shop?.error)]);
     expect(crmRow.slice(1, 4)).toEqual(['crm', 'custom_audience', 'success']);
     expect(crmRow.slice(5)).toEqual(['4', '2', '+2 -0', String(crm?.run_id), String(crm?.rejects_file)]);
     expect(lines).toHaveLength(3);

@@ -15,7 +15,7 @@ function count(r: RunRecord, key: string): string {
 }
 
 export function formatRuns(runs: RunRecord[]): string {
-  const header = ['started (UTC)', 'job', 'kind', 'status', 'duration', 'read', 'rejected', 'sent', 'run id', 'rejects file'];
+  const header = ['started (UTC)', 'job', 'kind', 'status', 'duration', 'read', 'rejected', 'sent', 'run id', 'rejects file', 'error'];
   const rows = runs.map((r) => {
     const s = r.summary ?? {};
     const keys = r.kind === 'catalog' ? ['created', 'updated', 'deleted'] : ['added', 'removed'];
@@ -36,6 +36,8 @@ export function formatRuns(runs: RunRecord[]): string {
       sent,
       r.runId,
       typeof s.rejects_file === 'string' ? s.rejects_file : '',
+      // Why a run failed or was interrupted, last: it is as long as it needs to be, on one line.
+      (r.error ?? '').replace(/\s+/g, ' '),
     ];
   });
   // A loop, not Math.max(...rows): spread arguments overflow the stack at ~100,000 runs (--limit).
@@ -64,7 +66,7 @@ export function missingStateDatabase(ctx: CliContext): string | undefined {
 export function registerRuns(program: Command, ctx: CliContext): void {
   program
     .command('runs')
-    .description('show the run history: start, job, kind, status, duration, counts, run id, rejects file')
+    .description('show the run history: start, job, kind, status, duration, counts, run id, rejects file, error')
     .option('--job <name>', 'only this job')
     .addOption(new Option('--limit <n>', 'how many runs').default(20).argParser(parseLimit))
     .option('--json', 'one JSON object per run')
