@@ -37,6 +37,15 @@ export function kindOf(job: Job): RunKind {
   return job.kind;
 }
 
+/**
+ * What a run says of the earlier runs of its job it found dead (an OOM kill, kill -9, a crash):
+ * they ended without a summary or an alert, so this run's notes and an `adsync.job` alert say it.
+ */
+function abandonedRuns(job: Job, count: number, runId: string): string {
+  const runs = count === 1 ? 'an earlier run' : `${count} earlier runs`;
+  return `${runs} of job ${job.name} stopped before ${count === 1 ? 'it' : 'they'} finished (killed or crashed), without a summary or an alert of ${count === 1 ? 'its' : 'their'} own: \`adsync runs --job ${job.name}\` lists ${count === 1 ? 'it' : 'them'} as failed; committed work is kept, and run ${runId} sends the rest`;
+}
+
 /** Sends the alert a finished run calls for, if any. */
 async function alertOn(job: Job, finished: RunSummary, logger: Logger): Promise<void> {
   const alert = shouldAlert(finished, job.alerts.rejectRatio);
@@ -128,11 +137,10 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     }, env.settings.lockHeartbeatMs);
     heartbeat.unref();
   }
+  /** Earlier runs of the job whose process died: they could not say so themselves (see abandonedRuns). */
+  let abandoned = 0;
   try {
-    if (takesLock) {
-      const abandoned = await env.store.runs.markAbandoned(job.name, started);
-      if (abandoned > 0) logger.warn({ abandoned }, 'an earlier run of this job stopped without finishing (crash or kill); its committed work is kept');
-    }
+    if (takesLock) abandoned = await env.store.runs.markAbandoned(job.name, started);
     await env.store.runs.start({ runId, job: job.name, kind: summary.kind, command: options.command, dryRun: options.dryRun, startedAt: started });
   } catch (error) {
     // The lock is not left behind, kept alive by a heartbeat of a run that never started.
@@ -153,6 +161,8 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     retries: () => (ctx.hasClient ? ctx.client().stats.retries : 0),
   };
   const ctx = new RunContext(job, runId, env, options, summary, counters, rejects, logger, stop);
+  const abandonedNote = abandoned > 0 ? abandonedRuns(job, abandoned, runId) : undefined;
+  if (abandonedNote !== undefined) ctx.note(abandonedNote);
   logger.info({ kind: summary.kind, command: options.command, dryRun: options.dryRun, full: options.full }, 'run started');
   // This run's own display: a concurrent run of the scheduler has another.
   const progress = env.progress.start(job.name, counters, runId);
@@ -271,5 +281,6 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   logger.info({ status: summary.status, durationMs: summary.duration_ms }, 'run finished');
 
   await alertOn(job, summary, logger);
+  if (abandonedNote !== undefined && job.alerts.webhookUrl) await sendAlert(job.alerts.webhookUrl, { event: 'adsync.job', reason: abandonedNote, job: job.name, job_file: job.file }, logger);
   return summary;
 }

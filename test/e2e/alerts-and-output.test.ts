@@ -204,6 +204,33 @@ describe('alerts', () => {
     ]);
   });
 
+  it('a run killed before it finished (no summary, no alert of its own) is alerted by the next run of the job, once', { timeout: 30_000 }, async () => {
+    hook = await startHook();
+    appendSettings(`alerts:\n  webhook_url: "${hook.url('/hooks/global')}"\n`);
+    ws.write('crm.csv', exportWith(2, 0));
+    ws.write('crm.yaml', audienceJob());
+    // The upload's answer is held back: the run is killed (an OOM kill, kill -9) while it waits.
+    ws.fault({ route: 'POST **', kind: 'delay', ms: 5000 });
+    const killed = ws.spawn(['run', 'crm.yaml']);
+    const exited = new Promise((r) => killed.on('exit', r));
+    const until = Date.now() + 10_000;
+    while (ws.emulator.state().custom_audiences['emu-audience']?.members.email?.length !== 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    killed.kill('SIGKILL');
+    await exited;
+    expect(hook.calls).toEqual([]);
+
+    const next = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(next.code, next.stderr).toBe(0);
+    const [summary] = summaries(next);
+    const reason = `an earlier run of job crm stopped before it finished (killed or crashed), without a summary or an alert of its own: \`adsync runs --job crm\` lists it as failed; committed work is kept, and run ${String(summary?.run_id)} sends the rest`;
+    expect(summary).toMatchObject({ job: 'crm', status: 'success', notes: [reason] });
+    expect(hook.calls.map((c) => c.body)).toEqual([JSON.stringify({ event: 'adsync.job', reason, job: 'crm', job_file: join(ws.dir, 'crm.yaml') })]);
+
+    // Said once: the run after it finds nothing to say.
+    expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
+    expect(hook.calls).toHaveLength(1);
+  });
+
   it('does not alert for a run refused because the job is running elsewhere: that run is going', { timeout: 20_000 }, async () => {
     hook = await startHook();
     appendSettings(`alerts:\n  webhook_url: "${hook.url('/hooks/global')}"\n`);

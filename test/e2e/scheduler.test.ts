@@ -385,7 +385,7 @@ describe('adsync schedule', () => {
     const starts = log().split('\n').filter((l) => l.includes('"msg":"run started"'));
     const firstEnd = log().indexOf('"msg":"run finished"');
     expect(starts.filter((l) => log().indexOf(l) < firstEnd), r.stderr).toHaveLength(1);
-    expect(r.stderr).not.toContain('an earlier run of this job stopped without finishing');
+    expect(r.stderr).not.toContain('earlier run of job edited stopped before');
     const runs = await history('edited');
     expect(runs.map((x) => x.status)).not.toContain('failed');
     assertNoOverlap(runs);
