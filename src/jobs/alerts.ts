@@ -22,8 +22,9 @@ export interface RunAlert {
 
 /**
  * A job that cannot run and has no run summary: its job file does not load, another file has
- * its job name, or its run crashed; or a run of it that died (killed), which its next run sends. `job` is the job's name as far as the file tells it
- * (`name:`, else the file name); `job_file` the file as the scheduler found it.
+ * its job name, or its run crashed; or a run of it that died (killed), which its next run
+ * sends. `job` is the job's name as far as the file tells it (`name:`, else the file name);
+ * `job_file` the file as the scheduler (or the run) found it.
  */
 export interface JobAlert {
   event: 'adsync.job';
