@@ -16,7 +16,7 @@
  */
 import type { Logger } from 'pino';
 import type { LockInfo, StateStore } from '../state/store.js';
-import { acquireLock } from './job-lock.js';
+import { acquireLock, ownerIsDeadLocalProcess } from './job-lock.js';
 import { audienceKey, type Job } from './job.js';
 
 /** The key of the job's target in the locks table (the key its state is kept under). */
@@ -67,8 +67,22 @@ export interface TargetWait {
 }
 
 /**
+ * Whether `lock` keeps `owner` waiting at `now`: another run's, not expired, and not of a dead
+ * process of this machine (acquireLock takes those over). As the locks table's acquire decides.
+ */
+function heldByAnother(lock: LockInfo, owner: string, now: number): boolean {
+  return lock.owner !== owner && lock.expiresAt > now && !ownerIsDeadLocalProcess(lock.owner);
+}
+
+/**
  * Takes the target's lock, waiting while another run holds it (polling every `pollMs`).
  * Undefined when `signal` stopped the wait (a signal, the job's lock lost): nothing was taken.
+ *
+ * A poll reads the lock first and writes (takes the lock) only once it looks free: a write
+ * takes the state database's write lock, so a poll that wrote every time would hold up the
+ * holder's commits, block this process in SQLite's busy wait (signals unanswered) while another
+ * process keeps the file locked, and fail a run that only waits once that lasts over the busy
+ * timeout. A read does none of that (WAL: readers never wait for the writer).
  */
 export async function waitForTargetLock(input: {
   store: StateStore;
@@ -87,7 +101,10 @@ export async function waitForTargetLock(input: {
   let lastOwner: string | undefined;
   for (;;) {
     if (signal.aborted) return undefined;
-    const lock = await acquireLock(store, key, owner, ttlMs, logger, `the lock of ${describeTarget(key)}`);
+    const seen = await store.locks.get(key);
+    const lock = seen !== undefined && heldByAnother(seen, owner, Date.now())
+      ? { acquired: false as const, holder: seen }
+      : await acquireLock(store, key, owner, ttlMs, logger, `the lock of ${describeTarget(key)}`);
     if (lock.acquired) return { waitedMs: waitedFor.length === 0 ? 0 : Date.now() - started, waitedFor };
     if (lock.holder.owner !== lastOwner) {
       lastOwner = lock.holder.owner;

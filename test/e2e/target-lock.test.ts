@@ -199,6 +199,35 @@ describe('jobs on one target take turns', () => {
     expect(locks(ws)).toEqual([]);
   });
 
+  it('a run waiting for its catalog polls without writing: the state database locked by another process for longer than the busy timeout does not fail it', { timeout: 45_000 }, async () => {
+    const ws = await twoCatalogJobs();
+    expect((await ws.cli(['run', 'a.yaml'])).code).toBe(0);
+    const live = `${hostname()}:${process.pid}:abcdef:20261122T000000Z-abcdef`;
+    putLock(ws.statePath, CATALOG_KEY, live);
+
+    const b = ws.spawn(['run', 'b.yaml', '--json'], { ADSYNC_LOG_LEVEL: 'info' });
+    let stderr = '';
+    b.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const bDone = collect(b);
+    await waitFor(() => stderr.includes('waiting for catalog emu-catalog'), 15_000, 'b to wait');
+    // Another tool (a backup, sqlite3) holds the write lock well past the 10 s busy timeout while b
+    // waits: a poll that took the write lock would wait those 10 s in SQLite, then fail the run.
+    const other = new Database(ws.statePath);
+    other.exec('BEGIN IMMEDIATE');
+    const heldUntil = Date.now() + 13_000;
+    await waitFor(() => Date.now() > heldUntil, 14_000, 'the hold to end');
+    other.exec('COMMIT');
+    other.close();
+    expect(b.exitCode, stderr).toBeNull();
+    // The holder ends; b takes the catalog and runs.
+    putLock(ws.statePath, CATALOG_KEY, `${hostname()}:${deadPid()}:abcdef:20261122T000000Z-abcdef`);
+    const r = await bDone;
+    expect(r.code, r.stderr).toBe(0);
+    expect(summaryOf(r)).toMatchObject({ status: 'success', created: 4 });
+    expect(errorLines(r.stderr)).toEqual([]);
+    expect(locks(ws)).toEqual([]);
+  });
+
   it('a signal stops a run waiting for its catalog with nothing done; a dry run does not wait; unlock names the holder', { timeout: 30_000 }, async () => {
     const ws = await twoCatalogJobs();
     expect((await ws.cli(['run', 'a.yaml'])).code).toBe(0);
