@@ -14,6 +14,8 @@ export interface RunCounters {
   /** waiting: for another job's run on the same target to end (target-lock.ts). */
   phase: 'waiting' | 'reading' | 'planning' | 'uploading' | 'finishing';
   rowsRead: number;
+  /** Time spent waiting for the target's lock (phase `waiting`): no rows are read then, so rows/s leaves it out. */
+  waitedMs: number;
   /** Raw bytes of the source consumed, and its size when known. */
   bytesRead: number;
   bytesTotal: number | undefined;
@@ -40,6 +42,11 @@ export interface ProgressDisplay {
 
 function rate(count: number, ms: number): number {
   return ms <= 0 ? 0 : Math.round((count * 1000) / ms);
+}
+
+/** Rows read per second of a run shown since `started`, leaving out its wait for the target. */
+function rowsPerSecond(c: RunCounters, now: number, started: number): number {
+  return rate(c.rowsRead, now - started - c.waitedMs);
 }
 
 function bytesFraction(c: RunCounters): number | undefined {
@@ -85,7 +92,7 @@ export class LogProgress implements ProgressDisplay {
           ...(runId === undefined ? {} : { run: runId }),
           phase: c.phase,
           rowsRead: c.rowsRead,
-          rowsPerSecond: rate(c.rowsRead, Date.now() - started),
+          rowsPerSecond: rowsPerSecond(c, Date.now(), started),
           sent: c.sent,
           toSend: c.toSend,
           requests: c.requests(),
@@ -169,7 +176,7 @@ export class BarProgress implements ProgressDisplay {
         phaseStarted = now;
       }
       const counts = [
-        `${c.rowsRead.toLocaleString('en-US')} rows, ${rate(c.rowsRead, now - started).toLocaleString('en-US')} rows/s`,
+        `${c.rowsRead.toLocaleString('en-US')} rows, ${rowsPerSecond(c, now, started).toLocaleString('en-US')} rows/s`,
         // A backfill sends as it reads: no count to send is known.
         c.toSend > 0 ? `${c.sent.toLocaleString('en-US')}/${c.toSend.toLocaleString('en-US')} sent` : `${c.sent.toLocaleString('en-US')} sent`,
         `${c.requests()} requests, ${c.retries()} retries`,

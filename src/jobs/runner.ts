@@ -153,6 +153,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   const counters: RunCounters = {
     phase: 'reading',
     rowsRead: 0,
+    waitedMs: 0,
     bytesRead: 0,
     bytesTotal: undefined,
     toSend: 0,
@@ -177,7 +178,9 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     if (target !== undefined) {
       counters.phase = 'waiting';
       waitingFor = [];
+      const waitStarted = Date.now();
       const held = await waitForTargetLock({ store: env.store, key: target, owner: targetOwner, ttlMs: env.settings.lockTtlMs, pollMs: Math.min(1000, env.settings.lockHeartbeatMs), signal: stop, logger, onWait: (holder) => waitingFor?.push(holder) });
+      counters.waitedMs = Date.now() - waitStarted;
       if (held === undefined) ctx.interrupted = true;
       else {
         targetHeld = true;

@@ -183,6 +183,41 @@ describe('jobs on one target take turns', () => {
     expect(emulatorAudience(ws)).toEqual(committedAudience(ws.statePath));
   });
 
+  it("off a terminal, a waiting run's progress lines say `waiting`; its rows/s then counts from the wait's end, not from the run's start", { timeout: 30_000 }, async () => {
+    const ws = await workspace();
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}progress_interval_seconds: 1\n`);
+    ws.write('crm.yaml', 'name: crm\naccount_id: emu-account\nrequest_timeout_ms: 30000\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  mode: add\n  identifiers: { email: Email, partner_user_id: Id }\n');
+    ws.write('crm.csv', crmExport(range(1, 200)));
+    // A dry run makes the state database (and does not wait).
+    expect((await ws.cli(['run', 'crm.yaml', '--dry-run'])).code).toBe(0);
+    // The run's batch is answered 2.5 s late: progress lines come while it uploads all it read.
+    ws.fault({ route: 'POST /12/accounts/*/custom_audiences/*/users', kind: 'delay', ms: 2500, times: 1 });
+    const key = 'custom_audience:emu-account:emu-audience';
+    putLock(ws.statePath, key, `${hostname()}:${process.pid}:abcdef:20261122T000000Z-abcdef`);
+    const child = ws.spawn(['run', 'crm.yaml', '--json'], { ADSYNC_LOG_LEVEL: 'info' });
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const done = collect(child);
+    await waitFor(() => (stderr.match(/"phase":"waiting"/g) ?? []).length >= 3, 15_000, 'three progress lines of the wait');
+    putLock(ws.statePath, key, `${hostname()}:${deadPid()}:abcdef:20261122T000000Z-abcdef`);
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+
+    const lines = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const progress = lines.filter((l) => l.msg === 'progress');
+    const waited = lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('waited '));
+    expect(waited).toBeDefined();
+    const waitEnd = Number(waited?.time);
+    for (const line of progress.filter((l) => Number(l.time) < waitEnd)) expect(line).toMatchObject({ phase: 'waiting', rowsRead: 0, rowsPerSecond: 0 });
+    // The last line of the upload: all 200 rows were read since the wait ended, at least 1 s before.
+    const last = progress.filter((l) => l.phase === 'uploading').at(-1);
+    expect(last, r.stderr).toMatchObject({ rowsRead: 200 });
+    const sinceWait = (Number(last?.time) - waitEnd) / 1000;
+    expect(sinceWait).toBeGreaterThan(0.9);
+    // Counted over the whole run (3 s and more of waiting) it was under a half of that.
+    expect(Number(last?.rowsPerSecond)).toBeGreaterThanOrEqual(Math.floor((0.9 * 200) / sinceWait));
+  });
+
   it('the lock of a catalog held by a dead process of this machine is taken over at once, and released', { timeout: 30_000 }, async () => {
     const ws = await twoCatalogJobs();
     expect((await ws.cli(['run', 'a.yaml'])).code).toBe(0);

@@ -10,7 +10,7 @@ import { BarProgress, LogProgress, type RunCounters } from '../../src/jobs/progr
 import { TerminalOutput } from '../../src/logging/terminal-output.js';
 
 function counters(): RunCounters {
-  return { phase: 'reading', rowsRead: 0, bytesRead: 0, bytesTotal: undefined, toSend: 0, sent: 0, requests: () => 0, retries: () => 0 };
+  return { phase: 'reading', rowsRead: 0, waitedMs: 0, bytesRead: 0, bytesTotal: undefined, toSend: 0, sent: 0, requests: () => 0, retries: () => 0 };
 }
 
 beforeEach(() => {
