@@ -29,6 +29,11 @@ export function isTargetLockKey(key: string): boolean {
   return key.includes(':');
 }
 
+/** Whether a key with a colon has a target's shape (targetLockKey's; an id may hold a colon): else it names no lock. */
+export function isWellFormedTargetKey(key: string): boolean {
+  return /^catalog:./.test(key) || /^(?:custom_audience|do_not_reach):[^:]+:./.test(key);
+}
+
 /** A target lock's key in words: `catalog 123`, `custom audience 1nmth of account 18ce54d4x5t`. */
 export function describeTarget(key: string): string {
   const [kind = '', first = '', second] = key.split(':');

@@ -218,6 +218,26 @@ describe('jobs on one target take turns', () => {
     expect(Number(last?.rowsPerSecond)).toBeGreaterThanOrEqual(Math.floor((0.9 * 200) / sinceWait));
   });
 
+  it('adsync unlock refuses a mistyped target key (exit 2, the shapes named), and leaves the lock it may have meant', { timeout: 30_000 }, async () => {
+    const ws = await twoCatalogJobs();
+    expect((await ws.cli(['run', 'a.yaml'])).code).toBe(0);
+    const dead = `${hostname()}:${deadPid()}:abcdef:20261122T000000Z-abcdef`;
+    putLock(ws.statePath, 'custom_audience:emu-account:emu-audience', dead);
+    for (const key of ['catalogue:emu-catalog', 'custom_audience:emu-audience']) {
+      const r = await ws.cli(['unlock', key]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(errorLines(r.stderr)).toEqual([
+        `adsync: ${key} names no lock: a job's lock is the job's name (it holds no ':'), a target's is catalog:<id>, custom_audience:<account>:<id> or do_not_reach:<account>:<id>`,
+      ]);
+      expect(r.stderr).toContain('hint: `adsync locks` lists every lock held, by the name `adsync unlock` takes');
+    }
+    expect(locks(ws).map((l) => l.job)).toEqual(['custom_audience:emu-account:emu-audience']);
+    const right = await ws.cli(['unlock', 'custom_audience:emu-account:emu-audience']);
+    expect(right.code, right.stderr).toBe(0);
+    expect(right.stderr).toMatch(/^removed the lock of custom audience emu-audience of account emu-account \(a run not in the run history, held by /);
+    expect(locks(ws)).toEqual([]);
+  });
+
   it('the lock of a catalog held by a dead process of this machine is taken over at once, and released', { timeout: 30_000 }, async () => {
     const ws = await twoCatalogJobs();
     expect((await ws.cli(['run', 'a.yaml'])).code).toBe(0);

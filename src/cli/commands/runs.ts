@@ -2,9 +2,9 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { LockedError } from '../../errors.js';
+import { ConfigError, LockedError } from '../../errors.js';
 import { inspectLockOwner, isSchedulerProcess } from '../../jobs/job-lock.js';
-import { describeTarget, isTargetLockKey, runIdOfOwner, targetHolderRun } from '../../jobs/target-lock.js';
+import { describeTarget, isTargetLockKey, isWellFormedTargetKey, runIdOfOwner, targetHolderRun } from '../../jobs/target-lock.js';
 import type { LockInfo, RunRecord, StateStore } from '../../state/store.js';
 import type { CliContext } from '../context.js';
 import { openStore } from '../job-session.js';
@@ -113,6 +113,13 @@ async function targetLocksOfRun(store: StateStore, job: string, owner: string): 
 }
 
 async function unlock(ctx: CliContext, key: string, force: boolean): Promise<void> {
+  // A mistyped target key (catalogue:1, custom_audience:<id> without its account) is no lock:
+  // "custom audience 1 is not locked" would send the operator away with the lock still there.
+  if (isTargetLockKey(key) && !isWellFormedTargetKey(key)) {
+    throw new ConfigError(`${key} names no lock: a job's lock is the job's name (it holds no ':'), a target's is catalog:<id>, custom_audience:<account>:<id> or do_not_reach:<account>:<id>`, {
+      hint: '`adsync locks` lists every lock held, by the name `adsync unlock` takes',
+    });
+  }
   // A target's lock (catalog:<id>, ...) is held by a run of some job: the history names it.
   const what = isTargetLockKey(key) ? describeTarget(key) : `job ${key}`;
   const missing = missingStateDatabase(ctx);
