@@ -238,7 +238,7 @@ describe('jobs on one target take turns', () => {
     expect(locks(ws)).toEqual([]);
   });
 
-  it('the lock of a catalog held by a dead process of this machine is taken over at once, and released', { timeout: 30_000 }, async () => {
+  it('the lock of a catalog held by a dead process of this machine is taken over at once, and released; adsync locks does not call a dead run waiting', { timeout: 30_000 }, async () => {
     const ws = await twoCatalogJobs();
     expect((await ws.cli(['run', 'a.yaml'])).code).toBe(0);
     const dead = `${hostname()}:${deadPid()}:abcdef:20261122T000000Z-abcdef`;
@@ -252,6 +252,11 @@ describe('jobs on one target take turns', () => {
     expect(b.stderr).toContain(`"deadOwner":"${dead}"`);
     expect(summaryOf(b).notes).toBeUndefined();
     expect(locks(ws)).toEqual([]);
+
+    // The job lock of a dead run that held no target: `adsync locks` does not call it waiting.
+    putLock(ws.statePath, 'a', `${hostname()}:${deadPid()}:abcdef`);
+    const table = (await ws.cli(['locks'])).stdout.split('\n');
+    expect(table[1]).toMatch(/^a +job a +\S+ gone \(taken over by the next run\) +[-0-9: ]+ -$/);
   });
 
   it('a run waiting for its catalog polls without writing: the state database locked by another process for longer than the busy timeout does not fail it', { timeout: 45_000 }, async () => {

@@ -24,7 +24,7 @@ interface LockView {
   acquired_at: string;
   heartbeat_at: string;
   expires_at: string;
-  /** A job's lock: the target lock its run holds (null while the run waits for it, or starts). */
+  /** A job's lock: the target lock its run holds (null while the run waits for it, or starts, and once its process is gone without one). */
   writing_to?: string | null;
 }
 
@@ -60,7 +60,7 @@ export function formatLocks(locks: readonly LockView[]): string {
     time(l.acquired_at),
     time(l.heartbeat_at),
     time(l.expires_at),
-    l.writing_to === undefined ? '' : l.writing_to === null ? '- (waiting for its catalog or audience, or starting)' : describeTarget(l.writing_to),
+    l.writing_to === undefined ? '' : l.writing_to !== null ? describeTarget(l.writing_to) : l.process === 'gone' ? '-' : '- (waiting for its catalog or audience, or starting)',
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
