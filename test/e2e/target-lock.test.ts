@@ -304,10 +304,16 @@ describe('jobs on one target take turns', () => {
     expect(stderr).toContain(`waiting for catalog emu-catalog: a run not in the run history is writing to it (lock held by ${live} since `);
     expect(locks(ws).map((l) => l.job).sort()).toEqual(['b', CATALOG_KEY]);
 
-    // `adsync locks` shows both: b's run holds its job's lock and waits; the catalog's holder.
+    // A dry run writes nothing: it plans at once, whoever holds the catalog.
+    const dry = await ws.cli(['run', 'b.yaml', '--dry-run', '--json']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(summaries(dry)[0]).toMatchObject({ status: 'success', dry_run: true, created: 4 });
+
+    // `adsync locks` shows both: b's run (not the dry run since) holds its job's lock and waits; the catalog's holder.
     const listed = await ws.cli(['locks', '--json']);
     expect(listed.code, listed.stderr).toBe(0);
     const bRun = (dumpState(ws.statePath).runs ?? []).map((r) => JSON.parse(r) as { run_id: string; job: string; status: string }).find((r) => r.job === 'b' && r.status === 'running')?.run_id;
+    expect(bRun).toBeDefined();
     expect(summaries(listed)).toEqual([
       { lock: 'b', what: 'job b', job: 'b', run_id: bRun, owner: expect.stringMatching(new RegExp(`:${String(b.pid)}:[0-9a-f]+$`)) as string, process: 'alive', acquired_at: expect.any(String) as string, heartbeat_at: expect.any(String) as string, expires_at: expect.any(String) as string, writing_to: null },
       { lock: CATALOG_KEY, what: 'catalog emu-catalog', job: null, run_id: null, owner: live, process: 'alive', acquired_at: expect.any(String) as string, heartbeat_at: expect.any(String) as string, expires_at: expect.any(String) as string },
@@ -330,11 +336,6 @@ describe('jobs on one target take turns', () => {
     ]);
     expect(requestCounts(ws)).toEqual(before);
     expect(locks(ws)).toEqual([{ job: CATALOG_KEY, owner: live, acquired_at: expect.any(Number) as number, heartbeat_at: expect.any(Number) as number, expires_at: expect.any(Number) as number }]);
-
-    // A dry run writes nothing: it plans at once, whoever holds the catalog.
-    const dry = await ws.cli(['run', 'b.yaml', '--dry-run', '--json']);
-    expect(dry.code, dry.stderr).toBe(0);
-    expect(summaries(dry)[0]).toMatchObject({ status: 'success', dry_run: true, created: 4 });
 
     const refused = await ws.cli(['unlock', CATALOG_KEY]);
     expect(refused.code).toBe(1);

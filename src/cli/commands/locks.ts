@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { inspectLockOwner } from '../../jobs/job-lock.js';
 import { describeTarget, isTargetLockKey, runIdOfOwner } from '../../jobs/target-lock.js';
-import type { LockInfo, StateStore } from '../../state/store.js';
+import type { LockInfo, RunRecord, StateStore } from '../../state/store.js';
 import type { CliContext } from '../context.js';
 import { openStore } from '../job-session.js';
 import { missingStateDatabase } from './runs.js';
@@ -28,11 +28,18 @@ interface LockView {
   writing_to?: string | null;
 }
 
+/** The latest run of `job` still going that is not a dry run: the one holding the job's lock. */
+async function lockedRun(store: StateStore, job: string): Promise<RunRecord | undefined> {
+  for await (const r of store.runs.each({ job, limit: 50 })) if (r.status === 'running' && !r.dryRun) return r;
+  return undefined;
+}
+
 async function view(store: StateStore, lock: LockInfo, all: readonly LockInfo[]): Promise<LockView> {
   const target = isTargetLockKey(lock.job);
   const runId = target ? runIdOfOwner(lock.owner) : undefined;
-  // A job's lock: its run is the job's run still going (a job lock's owner names no run).
-  const run = runId !== undefined ? await store.runs.get(runId) : target ? undefined : (await store.runs.list({ job: lock.job, limit: 1 })).find((r) => r.status === 'running');
+  // A job's lock: its run is the job's run still going (a job lock's owner names no run); not a
+  // dry run of the job since (it takes no lock), nor one that ended.
+  const run = runId !== undefined ? await store.runs.get(runId) : target ? undefined : await lockedRun(store, lock.job);
   const holder = inspectLockOwner(lock.owner);
   return {
     lock: lock.job,
