@@ -21,6 +21,7 @@ import type { Job } from './job.js';
 import type { RunCounters } from './progress.js';
 import { RejectsFile } from './rejects-file.js';
 import { RunContext, type RunEnvironment, type RunOptions } from './run-context.js';
+import { RunStop } from './run-stop.js';
 import { emptySummary, type RunSummary } from './summary.js';
 import { runAudience } from './run-audience.js';
 import { runCatalog } from './run-catalog.js';
@@ -108,7 +109,8 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   const targetOwner = targetLockOwner(env.owner, runId);
   let targetHeld = false;
   const targetLost = new AbortController();
-  const stop = AbortSignal.any([env.stop, lockLost.signal, targetLost.signal]);
+  const runStop = new RunStop(env.stop, [lockLost.signal, targetLost.signal]);
+  const stop = runStop.signal;
   // Every API call in flight listens to it (up to `concurrency` at once), besides the source
   // reader and the like: Node's warning of a listener leak would be a false alarm.
   setMaxListeners(defaultMaxListeners + STOP_LISTENERS_PER_CALL * job.concurrency, stop);
@@ -145,6 +147,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   } catch (error) {
     // The lock is not left behind, kept alive by a heartbeat of a run that never started.
     clearInterval(heartbeat);
+    runStop.end();
     if (takesLock) await env.store.locks.release(job.name, env.owner).catch(() => undefined);
     return notStarted(toAdsyncError(error));
   }
@@ -212,6 +215,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
       fatal ??= toAdsyncError(error);
     }
     if (heartbeat) clearInterval(heartbeat);
+    runStop.end();
   }
 
   summary.rejected = rejects.count;
