@@ -160,10 +160,13 @@ describe('the catalog feed read the fast way', () => {
           expect(resolved(read, products)).toEqual(await reference(job));
         },
       ),
-      { numRuns: Number(process.env.ADSYNC_FUZZ_RUNS ?? 150) },
+      // Run first: a feed with one price changed, every other item skippable. Random runs skip
+      // only when they draw the default channel, no field mapping and LF (1 in 16), so a bound on
+      // their skips alone failed now and then (71 skips, not over 100, in 150 runs).
+      { numRuns: Number(process.env.ADSYNC_FUZZ_RUNS ?? 150), examples: [[[[0, 5]], false, `<channel xmlns:g="${G}">`, {}]] },
     );
-    // The property must not hold by never skipping.
-    expect(skipped).toBeGreaterThan(100);
+    // The property must not hold by never skipping: the example alone skips its 39 unchanged items.
+    expect(skipped).toBeGreaterThanOrEqual(39);
   });
 
   it('never skips an item whose bytes are known but read differently (namespace, depth, field mapping)', async () => {
