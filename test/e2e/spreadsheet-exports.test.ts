@@ -4,7 +4,6 @@
  * an audience export each give exactly the right products and members, or fail with a message
  * naming the file, the line and what to do. Fixtures: test/fixtures/spreadsheet.
  */
-import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -13,9 +12,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { catalogJob, catalogProducts, counts, feedItem, fixture as catalogFixture, rssFeed, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
 import type { CliResult } from '../helpers/cli.js';
 import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+import { sha } from '../reliability/support.js';
 
 const EXPECTED = JSON.parse(catalogFixture('merchant.expected.json')) as Record<string, unknown>[];
-const sha = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
 
 function spreadsheetFixture(name: string): Buffer {
   return readFileSync(join(import.meta.dirname, '..', 'fixtures', 'spreadsheet', name));
@@ -37,6 +36,13 @@ function members(): Record<string, string[]> {
   return ws.emulator.state().custom_audiences['emu-audience']?.members ?? {};
 }
 
+/** Runs an audience job (`job`: audienceJob of `path` unless given) on `content` saved as `path`. */
+async function runAudienceExport(path: string, content: string | Buffer, job = audienceJob(path)): Promise<CliResult> {
+  ws.write(path, content);
+  ws.write('crm.yaml', job);
+  return ws.cli(['run', 'crm.yaml', '--json']);
+}
+
 /** Runs a catalog job on the fixture (as `file`): it must give exactly the catalog of merchant.csv. */
 async function expectMerchantCatalog(fixtureName: string, file: string): Promise<void> {
   ws.write(file, spreadsheetFixture(fixtureName));
@@ -53,9 +59,7 @@ describe('an Excel "sep=" first line', () => {
   });
 
   it('an audience export saved with sep=; gives its members; the line numbers count the sep= line', async () => {
-    ws.write('exports/crm.csv', spreadsheetFixture('crm-excel-sep.csv'));
-    ws.write('crm.yaml', audienceJob('exports/crm.csv'));
-    const result = await ws.cli(['run', 'crm.yaml', '--json']);
+    const result = await runAudienceExport('exports/crm.csv', spreadsheetFixture('crm-excel-sep.csv'));
     expect(result.code, result.stderr).toBe(0);
     const summary = summaries(result)[0];
     expect(summary).toMatchObject({ status: 'success', read: 4, valid: 4, rejected: 0, added: 7, invalid_identifiers: { email: 1 } });
@@ -67,9 +71,7 @@ describe('an Excel "sep=" first line', () => {
   });
 
   it('a sep= line that contradicts source.delimiter: exit 2, naming the file, the line and both delimiters', async () => {
-    ws.write('exports/crm.csv', spreadsheetFixture('crm-excel-sep.csv'));
-    ws.write('crm.yaml', audienceJob('exports/crm.csv', '  delimiter: ","\n'));
-    const result = await ws.cli(['run', 'crm.yaml', '--json']);
+    const result = await runAudienceExport('exports/crm.csv', spreadsheetFixture('crm-excel-sep.csv'), audienceJob('exports/crm.csv', '  delimiter: ","\n'));
     expect(result.code).toBe(2);
     expect(summaries(result)[0]?.error).toBe(
       `${ws.dir}/exports/crm.csv line 1: the file says its delimiter is ";" (sep=;), but source.delimiter is "," ` +
@@ -126,9 +128,7 @@ describe('a file said to be Latin-1 that is UTF-8 (Excel "CSV UTF-8"; an XML fee
   });
 
   it('an audience export: exit 1 naming the file and line, and no member added (not the hash of "zoÃ«@exÃ¤mple.com")', async () => {
-    ws.write('exports/crm.csv', spreadsheetFixture('crm-utf8-accents.csv'));
-    ws.write('crm.yaml', audienceJob('exports/crm.csv', '  encoding: latin1\n'));
-    const result = await ws.cli(['run', 'crm.yaml', '--json']);
+    const result = await runAudienceExport('exports/crm.csv', spreadsheetFixture('crm-utf8-accents.csv'), audienceJob('exports/crm.csv', '  encoding: latin1\n'));
     expect(result.code).toBe(1);
     expect(summaries(result)[0]).toMatchObject({ status: 'failed', added: 0, error: utf8Declared('exports/crm.csv', 3) });
     expect(members().email).toEqual([]);
@@ -183,9 +183,7 @@ describe('columns without a name (an Excel CSV with stray trailing commas)', () 
   });
 
   it('an audience export with them reads as before (columns the job does not read may be unnamed)', async () => {
-    ws.write('exports/crm.csv', 'Customer ID,E-mail,,\r\nC1,ada@example.com,,\r\nC2,grace@example.com,,x\r\n');
-    ws.write('crm.yaml', audienceJob('exports/crm.csv'));
-    const result = await ws.cli(['run', 'crm.yaml', '--json']);
+    const result = await runAudienceExport('exports/crm.csv', 'Customer ID,E-mail,,\r\nC1,ada@example.com,,\r\nC2,grace@example.com,,x\r\n');
     expect(result.code, result.stderr).toBe(0);
     expect(summaries(result)[0]).toMatchObject({ status: 'success', read: 2, valid: 2, added: 4 });
     expect(members().partner_user_id).toEqual(['C1', 'C2']);
@@ -208,9 +206,7 @@ describe('a header repeated in the middle (two exports joined into one file)', (
   });
 
   it('an audience export: the repeated header is one reject saying so, not an invalid email', async () => {
-    ws.write('exports/crm.csv', 'Customer ID,E-mail\r\nC1,ada@example.com\r\nCustomer ID,E-mail\r\nC2,grace@example.com\r\n');
-    ws.write('crm.yaml', audienceJob('exports/crm.csv').replace('account_id', 'max_reject_ratio: 0.5\naccount_id'));
-    const result = await ws.cli(['run', 'crm.yaml', '--json']);
+    const result = await runAudienceExport('exports/crm.csv', 'Customer ID,E-mail\r\nC1,ada@example.com\r\nCustomer ID,E-mail\r\nC2,grace@example.com\r\n', audienceJob('exports/crm.csv').replace('account_id', 'max_reject_ratio: 0.5\naccount_id'));
     expect(result.code, result.stderr).toBe(0);
     const summary = summaries(result)[0];
     expect(summary).toMatchObject({ status: 'success', read: 3, valid: 2, rejected: 1, added: 4 });
@@ -226,9 +222,7 @@ describe('Excel "Unicode Text" (UTF-16LE with a byte order mark, tab separated, 
   });
 
   it('an audience export gives its members, accents and a multi-line cell included, with the lines of its rows', async () => {
-    ws.write('exports/crm.txt', spreadsheetFixture('crm-unicode-text.txt'));
-    ws.write('crm.yaml', audienceJob('exports/crm.txt'));
-    const result = await ws.cli(['run', 'crm.yaml', '--json']);
+    const result = await runAudienceExport('exports/crm.txt', spreadsheetFixture('crm-unicode-text.txt'));
     expect(result.code, result.stderr).toBe(0);
     const summary = summaries(result)[0];
     expect(summary).toMatchObject({ status: 'success', read: 3, valid: 3, rejected: 0, added: 5 });

@@ -10,22 +10,12 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
-import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+import { describe, expect, it } from 'vitest';
+import { collect, summaries, workspacePerTest, type Workspace } from '../helpers/e2e.js';
 import { catalogIds, catalogJob, feedItem, ids, productRequests, requestCounts, rssFeed, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
 import { committedAudience, crmExport, deadPid, dumpState, emulatorAudience, errorLines, putLock, range, waitFor } from '../reliability/support.js';
 
-let workspaces: Workspace[] = [];
-afterEach(async () => {
-  await Promise.all(workspaces.map((ws) => ws.close()));
-  workspaces = [];
-});
-
-async function workspace(): Promise<Workspace> {
-  const ws = await createWorkspace();
-  workspaces.push(ws);
-  return ws;
-}
+const workspace = workspacePerTest();
 
 const A = ids(60, 'A-');
 const B = ids(4, 'B-');
