@@ -31,13 +31,13 @@ export function sniffContent(head: Buffer): ContentKind {
   return 'text';
 }
 
-/** "is X; do Y" for content a text reader cannot read, undefined for text. */
+/** "is X; do Y" for content a text reader cannot read, undefined for text (UTF-16 included). */
 export function describeNonText(kind: ContentKind): string | undefined {
   switch (kind) {
     case 'text':
       return undefined;
     case 'utf16':
-      return 'is UTF-16 text; save it as UTF-8 (in Excel: "CSV UTF-8")';
+      return undefined; // read: transcoded (CSV, Excel's "Unicode Text") or decoded (XML)
     case 'gzip':
       return 'is gzip-compressed; give it a .gz extension or open it with openSource()';
     case 'zip':

@@ -12,6 +12,7 @@
  * sequentially when it does not.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { sniffContent } from './content-sniff.js';
 import { detectDelimiter } from './csv-delimiter.js';
 import { isBlankLine, sepLineDelimiter } from './csv-preamble.js';
 
@@ -132,8 +133,8 @@ export function splitCsvFile(path: string, options: SplitOptions): CsvSplit | un
     const block = Buffer.allocUnsafe(BLOCK);
     const firstRead = readSync(fd, block, 0, BLOCK, 0);
     const head = block.subarray(0, firstRead);
-    if (head[0] === 0x1f && head[1] === 0x8b) return undefined; // gzip: one stream only
-    if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) return undefined; // UTF-16: transcoded as one stream
+    const kind = sniffContent(head);
+    if (kind === 'gzip' || kind === 'utf16') return undefined; // decompressed or transcoded as one stream
     const bom = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
     const preamble = headerLineAfterPreamble(head, bom);
     if (preamble === undefined) return undefined;

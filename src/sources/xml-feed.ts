@@ -92,7 +92,7 @@ class XmlFeedParser {
     this.head = [];
     const kind = sniffContent(head);
     const decoder = xmlTextDecoderFor(head, this.options.encoding, this.name);
-    if (kind !== 'utf16' && !decoder.encoding.startsWith('utf-16')) {
+    if (!decoder.encoding.startsWith('utf-16')) {
       const problem = describeNonText(kind);
       if (problem !== undefined) throw new SourceError(`${this.name} ${problem}`);
     }
