@@ -47,6 +47,11 @@ export function isSchedulerProcess(pid: number): boolean {
   return cli >= 0 && args.slice(cli + 1).includes('schedule');
 }
 
+/** The rest of a lock's story: `lock held by host:pid:random since ..., last heartbeat ...`. */
+export function lockHeldSince(holder: LockInfo): string {
+  return `lock held by ${holder.owner} since ${new Date(holder.acquiredAt).toISOString()}, last heartbeat ${new Date(holder.heartbeatAt).toISOString()}`;
+}
+
 export function ownerIsDeadLocalProcess(owner: string): boolean {
   const holder = inspectLockOwner(owner);
   return holder.where === 'this-host' && !holder.alive;

@@ -16,7 +16,7 @@ import { CallStoppedError } from '../api/errors.js';
 import { whyRetryingStopped } from '../api/retry.js';
 import type { RunKind } from '../state/store.js';
 import { sendAlert, shouldAlert } from './alerts.js';
-import { acquireLock } from './job-lock.js';
+import { acquireLock, lockHeldSince } from './job-lock.js';
 import type { Job } from './job.js';
 import type { RunCounters } from './progress.js';
 import { RejectsFile } from './rejects-file.js';
@@ -96,7 +96,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
       const h = lock.holder;
       return notStarted(
         new LockedError(
-          `job ${job.name} is already running (lock held by ${h.owner} since ${new Date(h.acquiredAt).toISOString()}, last heartbeat ${new Date(h.heartbeatAt).toISOString()}); nothing was done`,
+          `job ${job.name} is already running (${lockHeldSince(h)}); nothing was done`,
           { hint: `if that process is gone, the lock expires at ${new Date(h.expiresAt).toISOString()}; or remove it with \`adsync unlock ${job.name}\`` },
         ),
       );

@@ -16,7 +16,7 @@
  */
 import type { Logger } from 'pino';
 import type { LockInfo, StateStore } from '../state/store.js';
-import { acquireLock, ownerIsDeadLocalProcess } from './job-lock.js';
+import { acquireLock, lockHeldSince, ownerIsDeadLocalProcess } from './job-lock.js';
 import { audienceKey, type Job } from './job.js';
 
 /** The key of the job's target in the locks table (the key its state is kept under). */
@@ -57,11 +57,6 @@ export async function targetHolderRun(store: StateStore, holder: LockInfo): Prom
   const runId = runIdOfOwner(holder.owner);
   const run = runId === undefined ? undefined : await store.runs.get(runId).catch(() => undefined);
   return run === undefined ? 'a run not in the run history' : `job ${run.job} (run ${run.runId})`;
-}
-
-/** The rest of a lock's story: `lock held by host:pid:random since ..., last heartbeat ...`. */
-export function lockHeldSince(holder: LockInfo): string {
-  return `lock held by ${holder.owner} since ${new Date(holder.acquiredAt).toISOString()}, last heartbeat ${new Date(holder.heartbeatAt).toISOString()}`;
 }
 
 export interface TargetWait {

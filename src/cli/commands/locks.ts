@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { inspectLockOwner } from '../../jobs/job-lock.js';
-import { describeTarget, isTargetLockKey, runIdOfOwner } from '../../jobs/target-lock.js';
+import { describeTarget, isTargetLockKey, runIdOfOwner, targetLockOwner } from '../../jobs/target-lock.js';
 import type { LockInfo, RunRecord, StateStore } from '../../state/store.js';
 import type { CliContext } from '../context.js';
 import { openStore } from '../job-session.js';
@@ -51,7 +51,7 @@ async function view(store: StateStore, lock: LockInfo, all: readonly LockInfo[])
     acquired_at: new Date(lock.acquiredAt).toISOString(),
     heartbeat_at: new Date(lock.heartbeatAt).toISOString(),
     expires_at: new Date(lock.expiresAt).toISOString(),
-    ...(target ? {} : { writing_to: all.find((l) => isTargetLockKey(l.job) && run !== undefined && l.owner === `${lock.owner}:${run.runId}`)?.job ?? null }),
+    ...(target ? {} : { writing_to: all.find((l) => isTargetLockKey(l.job) && run !== undefined && l.owner === targetLockOwner(lock.owner, run.runId))?.job ?? null }),
   };
 }
 

@@ -3,7 +3,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { ConfigError, LockedError } from '../../errors.js';
-import { inspectLockOwner, isSchedulerProcess } from '../../jobs/job-lock.js';
+import { inspectLockOwner, isSchedulerProcess, lockHeldSince } from '../../jobs/job-lock.js';
 import { describeTarget, isTargetLockKey, isWellFormedTargetKey, runIdOfOwner, targetHolderRun } from '../../jobs/target-lock.js';
 import type { LockInfo, RunRecord, StateStore } from '../../state/store.js';
 import type { CliContext } from '../context.js';
@@ -141,7 +141,7 @@ async function unlock(ctx: CliContext, key: string, force: boolean): Promise<voi
     const holder = inspectLockOwner(lock.owner);
     if (holder.where === 'this-host' && holder.alive && !force) {
       throw new LockedError(
-        `${what} is locked by a run that is still alive: process ${holder.pid} on this host (${run}lock held by ${lock.owner} since ${since}, last heartbeat ${heartbeat}); the lock was not removed`,
+        `${what} is locked by a run that is still alive: process ${holder.pid} on this host (${run}${lockHeldSince(lock)}); the lock was not removed`,
         {
           hint: isSchedulerProcess(holder.pid)
             ? `process ${holder.pid} is \`adsync schedule\`: let the run end (\`adsync runs${job === undefined ? '' : ` --job ${job}`}\`); stopping the scheduler (\`kill ${holder.pid}\`) stops every job it runs, and it then exits 0, so systemd's Restart=on-failure does not start it again`
