@@ -1,9 +1,16 @@
 /**
- * The end-to-end tests run the real CLI (bin/adsync.js -> dist/). Rebuild dist/ first when
- * any source file is newer than it, so `npx vitest` alone never tests stale code.
+ * Before the tests: the end-to-end tests run the real CLI (bin/adsync.js -> dist/). Rebuild
+ * dist/ first when any source file is newer than it, so `npx vitest` alone never tests stale
+ * code.
+ *
+ * For the tests: one temporary folder for the whole run (TMPDIR, which os.tmpdir() reads in
+ * the test processes and in every CLI they start), removed when the run ends. The tests make
+ * thousands of workspaces, state databases and spool files there (~1 GB a run); left in /tmp,
+ * repeated runs filled the disk of a developer's machine.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 function newestMtime(dir: string): number {
@@ -15,7 +22,7 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
-export default function setup(): void {
+function buildWhenStale(): void {
   const root = join(import.meta.dirname, '..');
   const marker = join(root, 'dist', 'cli', 'main.js');
   if (existsSync(marker) && statSync(marker).mtimeMs >= newestMtime(join(root, 'src'))) return;
@@ -23,4 +30,21 @@ export default function setup(): void {
     cwd: root,
     stdio: 'inherit',
   });
+}
+
+/** Gives the run its own TMPDIR; the returned teardown removes it. */
+function temporaryFolderForTheRun(): () => void {
+  const previous = process.env.TMPDIR;
+  const folder = mkdtempSync(join(tmpdir(), 'adsync-test-run-'));
+  process.env.TMPDIR = folder;
+  return () => {
+    if (previous === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = previous;
+    rmSync(folder, { recursive: true, force: true, maxRetries: 3 });
+  };
+}
+
+export default function setup(): () => void {
+  buildWhenStale();
+  return temporaryFolderForTheRun();
 }
