@@ -39,11 +39,16 @@ function toServiceError(e: z.infer<typeof serviceErrorSchema>): ServiceErrorItem
   };
 }
 
+function isEmptyObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+}
+
 /**
  * Reads an error body. operation_errors may come as [{index, errors}] or as an array indexed
- * like the input, holding null (or []) for operations without error. An operation named in
- * several entries (one per error) is one item holding all its errors: its users are refused
- * once.
+ * like the input, holding an empty placeholder for operations without error: null, [], {} or
+ * {index, errors: []} name no error, and their operation's users are not refused. An operation
+ * named in several entries (one per error) is one item holding all its errors: its users are
+ * refused once.
  */
 export function parseErrorBody(body: unknown): { errors: ServiceErrorItem[]; operationErrors: OperationErrorItem[] } {
   const parsed = errorBodySchema.safeParse(body);
@@ -56,17 +61,18 @@ export function parseErrorBody(body: unknown): { errors: ServiceErrorItem[]; ope
     else byIndex.set(index, { index, errors: items });
   };
   (parsed.data.operation_errors ?? []).forEach((item, position) => {
-    if (item === null || item === undefined) return;
+    if (item === null || item === undefined || isEmptyObject(item)) return;
     const asList = z.array(serviceErrorSchema).safeParse(item);
     if (asList.success) {
-      if (asList.data.length > 0) add(position, asList.data.map(toServiceError));
+      const listed = asList.data.filter((e) => !isEmptyObject(e));
+      if (listed.length > 0) add(position, listed.map(toServiceError));
       return;
     }
     const asIndexed = z
       .looseObject({ index: z.number().int(), errors: z.array(serviceErrorSchema) })
       .safeParse(item);
     if (asIndexed.success) {
-      add(asIndexed.data.index, asIndexed.data.errors.map(toServiceError));
+      if (asIndexed.data.errors.length > 0) add(asIndexed.data.index, asIndexed.data.errors.map(toServiceError));
       return;
     }
     const single = serviceErrorSchema.safeParse(item);

@@ -11,6 +11,7 @@ import {
   RateLimitedError,
   RetryableHttpError,
 } from '../../src/api/errors.js';
+import { parseErrorBody } from '../../src/api/envelope.js';
 import { parseAuthorizationHeader } from '../../src/api/oauth1.js';
 import { postAudienceUsers } from '../../src/api/resources/audiences.js';
 import { json, startScriptedServer, type RecordedRequest, type ScriptedServer } from '../helpers/scripted-server.js';
@@ -151,6 +152,12 @@ describe('AdsApiClient', () => {
     expect(v.message).toBe('GET /12/accounts/acc1 answered HTTP 400: INVALID_PARAMETER bad users (parameter users)');
     expect(v.operationErrors).toEqual([{ index: 1, errors: [{ code: 'MISSING_PARAMETER', message: 'users is required', parameter: 'params.users' }] }]);
     expect(server.requests).toHaveLength(1);
+  });
+
+  it('reads the empty placeholders of operation_errors (null, [], {}, [{}], {index, errors: []}) as operations without error', () => {
+    const missing = { code: 'MISSING_PARAMETER', message: 'users is required', parameter: 'params.users' };
+    expect(parseErrorBody({ operation_errors: [null, [], {}, [{}], [missing]] }).operationErrors).toEqual([{ index: 4, errors: [missing] }]);
+    expect(parseErrorBody({ operation_errors: [{ index: 0, errors: [] }, { index: 1, errors: [missing] }] }).operationErrors).toEqual([{ index: 1, errors: [missing] }]);
   });
 
   it('surfaces a 401 with code 89 as a revoked-token error that ends with exit code 3', async () => {

@@ -377,6 +377,37 @@ describe('audience sync (operations the service refuses)', () => {
       await service.close();
     }
   });
+  it('refuses only the operations whose entry holds an error: an empty entry ({}, [] or {index, errors: []}) in operation_errors names no error', async () => {
+    // 250 emails: three operations of 100, 100 and 50 users. operation_errors is indexed like
+    // the input, so the operations without an error hold an empty placeholder.
+    const refused = { code: 'INVALID_PARAMETER', message: 'not accepted', parameter: 'users' };
+    // Requests 0 and 2 are refused in part; 1 and 3 send again what they did not refuse.
+    const answers = [
+      { errors: [], operation_errors: [{}, [refused], []] },
+      undefined,
+      { errors: [], operation_errors: [{ index: 0, errors: [] }, { index: 1, errors: [refused] }] },
+    ];
+    const service = await refusingService((_operations, index) => answers[index]);
+    try {
+      const emails = Array.from({ length: 250 }, (_, i) => `user${String(i).padStart(3, '0')}@example.com`);
+      ws.write('crm.yaml', `account_id: emu-account\nsource: { path: exports/crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  mode: add\n  identifiers: { email: Email }\n`);
+      ws.write('exports/crm.csv', `Email\n${emails.join('\n')}\n`);
+      const r = await ws.cli(['run', 'crm.yaml', '--json'], { ADSYNC_ADS_URL: service.url });
+      const [s] = summaries(r);
+      // The second operation (100 users) refused; the 150 others sent again and added.
+      expect(s).toMatchObject({ status: 'failed', added: 150, error: 'the service refused 100 user records (see the rejects file)' });
+      expect(readFileSync(String(s?.rejects_file), 'utf8').trim().split('\n')).toHaveLength(101);
+      const resent = JSON.parse(service.requests[1]?.body.toString() ?? '[]') as { params: { users: unknown[] } }[];
+      expect(resent.map((o) => o.params.users.length)).toEqual([100, 50]);
+
+      // The same with the {index, errors} form: an entry with an empty errors list refuses nothing.
+      ws.write('exports/crm.csv', `Email\n${emails.slice(0, 200).map((e) => e.replace('user', 'other')).join('\n')}\n`);
+      const again = summaries(await ws.cli(['run', 'crm.yaml', '--json'], { ADSYNC_ADS_URL: service.url }))[0];
+      expect(again).toMatchObject({ status: 'failed', added: 100, error: 'the service refused 100 user records (see the rejects file)' });
+    } finally {
+      await service.close();
+    }
+  });
 });
 
 describe('audience sync (two jobs, one audience)', () => {
