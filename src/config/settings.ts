@@ -168,13 +168,19 @@ export interface LoadSettingsOptions {
   cwd?: string;
 }
 
+/** X's own hosts (x.com, twitter.com and their subdomains), which answer on https only. */
+function isXHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  return ['x.com', 'twitter.com'].some((domain) => host === domain || host.endsWith(`.${domain}`));
+}
+
 /**
  * The base URL of an API as configured (`where`: the variable or the settings key): http or
  * https, nothing around it, and no path, query or fragment (each request's path is added to
  * it: a /12 copied from a request would make every one a 404 that seems to say the job's
  * audience or catalog does not exist). Checked before anything is read, so that a typo is not
  * found only when the first request fails (as "could not be delivered; the next run sends
- * them again").
+ * them again"). http is for the emulator and local stand-ins: X's own hosts are refused over it.
  */
 function serviceUrl(value: string, where: string, example: string): string {
   let url: URL | undefined;
@@ -185,6 +191,11 @@ function serviceUrl(value: string, where: string, example: string): string {
   }
   if (url === undefined || value.trim() !== value || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new ConfigError(`${where} is ${JSON.stringify(value)}: expected an http or https URL such as ${example}, without spaces`);
+  }
+  if (url.protocol === 'http:' && isXHost(url.hostname)) {
+    throw new ConfigError(
+      `${where} is ${JSON.stringify(value)}: X's services take https only, and a request sent over http would carry the consumer key, the access token and the signature in clear before being refused; use ${url.href.replace(/^http:/, 'https:').replace(/\/$/, '')}`,
+    );
   }
   if (url.pathname !== '/' || url.search !== '' || url.hash !== '' || /[?#]/.test(value)) {
     throw new ConfigError(

@@ -553,6 +553,34 @@ describe('usage errors exit 2 with a short message and no stack trace', () => {
     }
   });
 
+  it("http:// to X's own hosts (the token would go out in clear before the redirect to https is refused): exit 2 before anything is read", async () => {
+    for (const [variable, value, https] of [
+      ['ADSYNC_ADS_URL', 'http://ads-api.x.com', 'https://ads-api.x.com'],
+      ['ADSYNC_ADS_URL', 'http://ADS-API-SANDBOX.X.COM/', 'https://ads-api-sandbox.x.com'],
+      ['ADSYNC_API_URL', 'http://api.twitter.com', 'https://api.twitter.com'],
+      ['ADSYNC_API_URL', 'http://api.x.com:80', 'https://api.x.com'],
+    ] as const) {
+      const r = await ws.cli(['run', 'crm.yaml', '--full'], { [variable]: value });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toBe(
+        `adsync: ${variable} is ${JSON.stringify(value)}: X's services take https only, and a request sent over http would carry the consumer key, the access token and the signature in clear before being refused; use ${https}\n`,
+      );
+    }
+    ws.write('clear.yaml', 'ads_url: http://ads-api.x.com\n');
+    const file = await ws.cli(['--config', 'clear.yaml', 'run', 'crm.yaml', '--full'], { ADSYNC_ADS_URL: undefined });
+    expect(file.code, file.stderr).toBe(2);
+    expect(file.stderr).toContain("adsync: clear.yaml: ads_url is \"http://ads-api.x.com\": X's services take https only");
+    // validate reads the settings and calls nothing: X's host over http is refused there too, a
+    // host that only ends in the same letters (an emulator, a stand-in) is not X's.
+    const refused = await ws.cli(['validate', 'crm.yaml'], { ADSYNC_ADS_URL: 'http://ads-api.x.com' });
+    expect(refused.code, refused.stderr).toBe(2);
+    for (const host of ['http://notx.com', 'http://x.com.example']) {
+      const allowed = await ws.cli(['validate', 'crm.yaml'], { ADSYNC_ADS_URL: host });
+      expect(allowed.code, allowed.stderr).toBe(0);
+    }
+    expect(requests()).toBe(0);
+  });
+
   it('a settings file with an alias to an anchor that is not set, or an alias bomb: exit 2 like any YAML error', async () => {
     ws.write('alias.yaml', 'retry: { retries: 2 }\nconcurrency: *c\n');
     const alias = await ws.cli(['--config', 'alias.yaml', 'run', 'crm.yaml']);
