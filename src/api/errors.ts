@@ -147,22 +147,32 @@ export class ConsumerKeyRejectedError extends ApiError {
   }
 }
 
+function forbiddenHint(path: string): { hint?: string } {
+  if (/^\/\d+\/product_catalogs\//.test(path)) {
+    return {
+      hint: "the app or the credentials' user is not allowed this request: X's catalog endpoints are early access, so check that the app (its consumer key) is approved for them, and in X Ads Manager that the user may edit this catalog; the next run sends what was not acknowledged",
+    };
+  }
+  if (/^\/\d+\//.test(path)) {
+    return {
+      hint: "the credentials' user is not allowed this request: check in X Ads Manager that it has access to this ads account and may edit its audiences and catalogs (an audience shared READ_ONLY cannot be changed); the next run sends what was not acknowledged",
+    };
+  }
+  return {};
+}
+
 /** HTTP 403: authenticated, but not allowed (for example an account not associated with the user). */
 export class ForbiddenError extends ApiError {
   readonly code = 'FORBIDDEN';
   readonly retryable = false;
 
-  /** An Ads API path (/12/..., /5/...) gets a hint; the OAuth endpoints' 403s say enough themselves. */
+  /**
+   * An Ads API path (/12/..., /5/...) gets a hint, a catalog's its own (X's catalog endpoints
+   * are early access: an app not approved for them is refused whatever the user may do); the
+   * OAuth endpoints' 403s say enough themselves.
+   */
   constructor(ctx: HttpErrorContext) {
-    super(
-      ctx,
-      undefined,
-      /^\/\d+\//.test(ctx.path)
-        ? {
-            hint: "the credentials' user is not allowed this request: check in X Ads Manager that it has access to this ads account and may edit its audiences and catalogs (an audience shared READ_ONLY cannot be changed); the next run sends what was not acknowledged",
-          }
-        : {},
-    );
+    super(ctx, undefined, forbiddenHint(ctx.path));
   }
 }
 

@@ -3,7 +3,8 @@
  * without operation errors, a 405 ...) fails its records only: the run goes on and ends
  * failed. The summary (what cron mails and an alert carries) says why, not only how many, and
  * the next run sends them again. A 403 (the credentials' user may not make the change) stops
- * the run instead, saying what to check.
+ * the run instead, saying what to check (for a catalog, also that the app is approved for X's
+ * early-access catalog endpoints).
  */
 import { describe, expect, it } from 'vitest';
 import { errorLines, workspacePerTest } from '../helpers/e2e.js';
@@ -61,6 +62,23 @@ describe('a request the service forbids (HTTP 403) in the middle of a run', () =
   const HINT =
     "the credentials' user is not allowed this request: check in X Ads Manager that it has access to this ads account and may edit its audiences and catalogs (an audience shared READ_ONLY cannot be changed); the next run sends what was not acknowledged";
 
+  it('audience: the run stops with what to check in Ads Manager; nothing is added; the next run adds', { timeout: 60_000 }, async () => {
+    const ws = await workspace();
+    ws.write('crm.yaml', 'name: crm\naccount_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n');
+    ws.write('crm.csv', `Email\n${Array.from({ length: 10 }, (_, i) => `user${i}@example.com`).join('\n')}\n`);
+    ws.fault({ route: 'POST /12/accounts/*/custom_audiences/*/users', kind: 'status', status: 403, times: 1 });
+
+    const run = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(run.code, run.stderr).toBe(1);
+    const error = `POST /12/accounts/emu-account/custom_audiences/emu-audience/users answered HTTP 403: FORBIDDEN injected fault: HTTP 403 (${HINT})`;
+    expect(summaryOf(run)).toMatchObject({ status: 'failed', added: 0, error });
+    expect(errorLines(run.stderr)).toEqual([`adsync: job crm failed: ${error}`]);
+
+    const next = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(next.code, next.stderr).toBe(0);
+    expect(summaryOf(next)).toMatchObject({ status: 'success', added: 10 });
+  });
+
   it('catalog: the run stops at the second PUT with what to check; the first is committed, nothing deleted; the next run ends exact', { timeout: 60_000 }, async () => {
     const ws = await workspace();
     ws.write('shop.yaml', `${catalogJob({ source: 'feed.xml' })}concurrency: 1\n`);
@@ -73,7 +91,9 @@ describe('a request the service forbids (HTTP 403) in the middle of a run', () =
 
     const run = await ws.cli(['run', 'shop.yaml', '--json']);
     expect(run.code, run.stderr).toBe(1);
-    const error = `PUT /12/product_catalogs/emu-catalog/products answered HTTP 403: FORBIDDEN injected fault: HTTP 403 (${HINT})`;
+    const catalogHint =
+      "the app or the credentials' user is not allowed this request: X's catalog endpoints are early access, so check that the app (its consumer key) is approved for them, and in X Ads Manager that the user may edit this catalog; the next run sends what was not acknowledged";
+    const error = `PUT /12/product_catalogs/emu-catalog/products answered HTTP 403: FORBIDDEN injected fault: HTTP 403 (${catalogHint})`;
     expect(summaryOf(run)).toMatchObject({ status: 'failed', created: 25, deleted: 0, exit_code: 1, error });
     expect(errorLines(run.stderr)).toEqual([`adsync: job shop failed: ${error}`]);
     expect(catalogIds(ws)).toEqual([...all.slice(0, 25), ...ids(20, 'OLD-')].sort());
