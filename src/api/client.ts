@@ -93,14 +93,14 @@ function headerValue(headers: HttpResponse['headers'], name: string): string | u
   return Array.isArray(raw) ? raw[0] : raw;
 }
 
-/** Retry-After: delta seconds or an HTTP date (on the service's clock, `skewMs` ahead of ours), as epoch ms. */
-function retryAfter(headers: HttpResponse['headers'], now: number, skewMs: number): number | undefined {
+/** Retry-After: delta seconds or an HTTP date, as epoch ms. */
+function retryAfter(headers: HttpResponse['headers'], now: number): number | undefined {
   const raw = headerValue(headers, 'retry-after');
   if (!raw) return undefined;
   const seconds = Number(raw);
   if (Number.isFinite(seconds)) return now + seconds * 1000;
   const date = Date.parse(raw);
-  return Number.isFinite(date) ? date - skewMs : undefined;
+  return Number.isFinite(date) ? date : undefined;
 }
 
 function parseJsonBody(body: Buffer): unknown {
@@ -117,21 +117,6 @@ function clockOffsetMs(headers: HttpResponse['headers'], now: number): number | 
   const raw = headerValue(headers, 'date');
   const date = raw === undefined ? NaN : Date.parse(raw);
   return Number.isFinite(date) ? date - now : undefined;
-}
-
-/**
- * A Date header is whole seconds, and the answer takes time to arrive: an offset within this is
- * two clocks that agree.
- */
-const CLOCK_AGREEMENT_MS = 2_000;
-
-/**
- * How far the service's clock is ahead of this machine's, as its rate-limit resets (instants on
- * its clock) must be moved to be waited for here; 0 when the clocks agree or the answer is not dated.
- */
-function serviceClockSkewMs(headers: HttpResponse['headers'], now: number): number {
-  const offset = clockOffsetMs(headers, now);
-  return offset !== undefined && Math.abs(offset) > CLOCK_AGREEMENT_MS ? offset : 0;
 }
 
 /** The origin a Location header points to (never its path or query, which may carry a token); undefined for none or a relative one. */
@@ -154,13 +139,12 @@ export function errorForAnswer(method: string, path: string, answer: HttpRespons
   if (s === 401) return new AuthError(ctx, profile, clockOffsetMs(answer.headers, now));
   if (s === 403) return new ForbiddenError(ctx);
   if (s === 404) return new NotFoundError(ctx);
-  const skew = serviceClockSkewMs(answer.headers, now);
   if (s === 429) {
-    const reset = readResetHeader(answer.headers, skew) ?? retryAfter(answer.headers, now, skew);
+    const reset = readResetHeader(answer.headers) ?? retryAfter(answer.headers, now);
     return new RateLimitedError(ctx, reset);
   }
   if (s === 408 || s === 423 || s === 500 || s === 502 || s === 503 || s === 504) {
-    return new RetryableHttpError(ctx, retryAfter(answer.headers, now, skew));
+    return new RetryableHttpError(ctx, retryAfter(answer.headers, now));
   }
   if (s >= 300 && s <= 399) return new RedirectedError(ctx, redirectOrigin(headerValue(answer.headers, 'location')));
   return new ApiRequestError(ctx);
@@ -338,7 +322,7 @@ export class AdsApiClient {
       this.logger.debug({ method: call.method, path: call.path, error: (error as Error).message }, 'API call failed');
       throw error;
     }
-    this.limiter.release(call.family, readRateLimitHeaders(answer.headers, serviceClockSkewMs(answer.headers, Date.now())));
+    this.limiter.release(call.family, readRateLimitHeaders(answer.headers));
     this.logger.debug(
       { method: call.method, path: call.path, status: answer.status, ms: Math.round(performance.now() - started), bytes: body.buffer?.length ?? 0 },
       'API call',

@@ -212,44 +212,39 @@ function numericHeader(headers: Headers, name: string): number | undefined {
 /** The user-level limit (x-rate-limit-*) and the account-level one GETs also carry (x-account-rate-limit-*). */
 const LEVELS = ['x-rate-limit', 'x-account-rate-limit'] as const;
 
-/**
- * A level's reset as epoch ms on this machine's clock. The header is an instant on the
- * service's clock: `skewMs` is how far that clock is ahead of this machine's (0 when they agree).
- */
-function resetAt(headers: Headers, level: (typeof LEVELS)[number], skewMs: number): number | undefined {
+function resetAt(headers: Headers, level: (typeof LEVELS)[number]): number | undefined {
   const reset = numericHeader(headers, `${level}-reset`);
-  return reset === undefined ? undefined : reset * 1000 - skewMs;
+  return reset === undefined ? undefined : reset * 1000;
 }
 
 /**
- * When a 429 says to come back, as epoch ms on this machine's clock (`skewMs` as for resetAt): the latest reset among the levels whose
+ * When a 429 says to come back, as epoch ms: the latest reset among the levels whose
  * remaining count is used up (the limit that was hit), else the user-level reset, else the
  * account-level one.
  */
-export function readResetHeader(headers: Headers, skewMs = 0): number | undefined {
+export function readResetHeader(headers: Headers): number | undefined {
   let exhausted: number | undefined;
   for (const level of LEVELS) {
-    const at = resetAt(headers, level, skewMs);
+    const at = resetAt(headers, level);
     if (at !== undefined && numericHeader(headers, `${level}-remaining`) === 0) exhausted = Math.max(exhausted ?? at, at);
   }
-  return exhausted ?? resetAt(headers, 'x-rate-limit', skewMs) ?? resetAt(headers, 'x-account-rate-limit', skewMs);
+  return exhausted ?? resetAt(headers, 'x-rate-limit') ?? resetAt(headers, 'x-account-rate-limit');
 }
 
-function observedLevel(headers: Headers, level: (typeof LEVELS)[number], skewMs: number): ObservedLimit | undefined {
+function observedLevel(headers: Headers, level: (typeof LEVELS)[number]): ObservedLimit | undefined {
   const remaining = numericHeader(headers, `${level}-remaining`);
-  const at = resetAt(headers, level, skewMs);
+  const at = resetAt(headers, level);
   if (remaining === undefined || at === undefined) return undefined;
   return { limit: numericHeader(headers, `${level}-limit`), remaining, resetAt: at };
 }
 
 /**
- * Reads x-rate-limit-{limit,remaining,reset} (reset in epoch seconds of the service's clock,
- * `skewMs` ahead of this machine's) from response headers,
+ * Reads x-rate-limit-{limit,remaining,reset} (reset in epoch seconds) from response headers,
  * and the account-level x-account-rate-limit-* of GETs: of the two, the one with fewer
  * requests left (on a tie, the later reset) is the one to pace by.
  */
-export function readRateLimitHeaders(headers: Headers, skewMs = 0): ObservedLimit | undefined {
-  const [user, account] = LEVELS.map((level) => observedLevel(headers, level, skewMs));
+export function readRateLimitHeaders(headers: Headers): ObservedLimit | undefined {
+  const [user, account] = LEVELS.map((level) => observedLevel(headers, level));
   if (!user || !account) return user ?? account;
   if (account.remaining !== user.remaining) return account.remaining < user.remaining ? account : user;
   return account.resetAt > user.resetAt ? account : user;
