@@ -93,14 +93,14 @@ function headerValue(headers: HttpResponse['headers'], name: string): string | u
   return Array.isArray(raw) ? raw[0] : raw;
 }
 
-/** Retry-After: delta seconds or an HTTP date, as epoch ms. */
-function retryAfter(headers: HttpResponse['headers'], now: number): number | undefined {
+/** Retry-After: delta seconds or an HTTP date (of the service's clock, `serviceAheadMs` ahead of ours), as epoch ms of this machine's clock. */
+function retryAfter(headers: HttpResponse['headers'], now: number, serviceAheadMs: number): number | undefined {
   const raw = headerValue(headers, 'retry-after');
   if (!raw) return undefined;
   const seconds = Number(raw);
   if (Number.isFinite(seconds)) return now + seconds * 1000;
   const date = Date.parse(raw);
-  return Number.isFinite(date) ? date : undefined;
+  return Number.isFinite(date) ? date - serviceAheadMs : undefined;
 }
 
 function parseJsonBody(body: Buffer): unknown {
@@ -119,6 +119,28 @@ function clockOffsetMs(headers: HttpResponse['headers'], now: number): number | 
   return Number.isFinite(date) ? date - now : undefined;
 }
 
+/**
+ * How far the service's clock is ahead of this machine's (negative: behind), in ms, for reading
+ * its x-rate-limit-reset and Retry-After dates on this machine's clock; 0 when the two agree as
+ * far as its answer's Date header can tell. The service dated its answer between `sentAt` and
+ * `receivedAt` (this machine's clock), at a time in [Date, Date + 1 s): a clock a few minutes
+ * off (no NTP) would otherwise wait minutes for a reset due in a second (and fail the run past
+ * retry.budget_ms), or, ahead, take every reset for past and send again every second. Of the
+ * offsets the answer allows, the one that puts the reset latest is taken.
+ */
+export function serviceClockAheadMs(headers: HttpResponse['headers'], sentAt: number, receivedAt: number): number {
+  const raw = headerValue(headers, 'date');
+  const date = raw === undefined ? NaN : Date.parse(raw);
+  if (!Number.isFinite(date)) return 0;
+  const least = date - receivedAt;
+  return least > 0 || date + 1000 < sentAt ? least : 0;
+}
+
+/** An epoch time of the service's clock on this machine's. */
+function onOurClock(serviceTime: number | undefined, serviceAheadMs: number): number | undefined {
+  return serviceTime === undefined ? undefined : serviceTime - serviceAheadMs;
+}
+
 /** The origin a Location header points to (never its path or query, which may carry a token); undefined for none or a relative one. */
 export function redirectOrigin(location: string | undefined): string | undefined {
   if (!location) return undefined;
@@ -130,8 +152,8 @@ export function redirectOrigin(location: string | undefined): string | undefined
   }
 }
 
-/** Maps a non-2xx answer to its typed error. */
-export function errorForAnswer(method: string, path: string, answer: HttpResponse, now = Date.now(), profile?: string): Error {
+/** Maps a non-2xx answer to its typed error; `serviceAheadMs` as serviceClockAheadMs gives it. */
+export function errorForAnswer(method: string, path: string, answer: HttpResponse, now = Date.now(), profile?: string, serviceAheadMs = 0): Error {
   const { errors, operationErrors } = parseErrorBody(parseJsonBody(answer.body));
   const ctx: HttpErrorContext = { method, path, status: answer.status, errors };
   const s = answer.status;
@@ -140,11 +162,11 @@ export function errorForAnswer(method: string, path: string, answer: HttpRespons
   if (s === 403) return new ForbiddenError(ctx);
   if (s === 404) return new NotFoundError(ctx);
   if (s === 429) {
-    const reset = readResetHeader(answer.headers) ?? retryAfter(answer.headers, now);
+    const reset = onOurClock(readResetHeader(answer.headers), serviceAheadMs) ?? retryAfter(answer.headers, now, serviceAheadMs);
     return new RateLimitedError(ctx, reset);
   }
   if (s === 408 || s === 423 || s === 500 || s === 502 || s === 503 || s === 504) {
-    return new RetryableHttpError(ctx, retryAfter(answer.headers, now));
+    return new RetryableHttpError(ctx, retryAfter(answer.headers, now, serviceAheadMs));
   }
   if (s >= 300 && s <= 399) return new RedirectedError(ctx, redirectOrigin(headerValue(answer.headers, 'location')));
   return new ApiRequestError(ctx);
@@ -313,6 +335,7 @@ export class AdsApiClient {
     this.stats.requests += 1;
     this.stats.byFamily[call.family] = (this.stats.byFamily[call.family] ?? 0) + 1;
     const started = performance.now();
+    const sentAt = Date.now();
     let answer: HttpResponse;
     progress.sent = true;
     try {
@@ -322,12 +345,15 @@ export class AdsApiClient {
       this.logger.debug({ method: call.method, path: call.path, error: (error as Error).message }, 'API call failed');
       throw error;
     }
-    this.limiter.release(call.family, readRateLimitHeaders(answer.headers));
+    const receivedAt = Date.now();
+    const serviceAheadMs = serviceClockAheadMs(answer.headers, sentAt, receivedAt);
+    const observed = readRateLimitHeaders(answer.headers);
+    this.limiter.release(call.family, observed && { ...observed, resetAt: observed.resetAt - serviceAheadMs });
     this.logger.debug(
       { method: call.method, path: call.path, status: answer.status, ms: Math.round(performance.now() - started), bytes: body.buffer?.length ?? 0 },
       'API call',
     );
-    if (answer.status < 200 || answer.status > 299) throw errorForAnswer(call.method, call.path, answer, Date.now(), this.credentials.profile);
+    if (answer.status < 200 || answer.status > 299) throw errorForAnswer(call.method, call.path, answer, receivedAt, this.credentials.profile, serviceAheadMs);
     return answer;
   }
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { AdsApiClient } from '../../src/api/client.js';
+import { AdsApiClient, serviceClockAheadMs } from '../../src/api/client.js';
 import { Credentials } from '../../src/api/credentials.js';
 import {
   ApiRequestError,
@@ -340,5 +340,23 @@ describe('AdsApiClient', () => {
     const error = await getAccount(client(server.url)).catch((e: unknown) => e);
     const text = `${String(error)} ${JSON.stringify(error)} ${JSON.stringify(creds)}`;
     for (const secret of creds.secrets()) expect(text).not.toContain(secret);
+  });
+});
+
+describe('serviceClockAheadMs', () => {
+  const sent = Date.parse('2026-03-29T01:00:00.400Z');
+  const at = (iso: string): { date: string } => ({ date: new Date(iso).toUTCString() });
+  it('is 0 when the Date header (whole seconds) fits between the send and the answer', () => {
+    expect(serviceClockAheadMs(at('2026-03-29T01:00:00Z'), sent, sent + 300)).toBe(0);
+    // An answer held back 30 s, its Date written when the request came: still 0.
+    expect(serviceClockAheadMs(at('2026-03-29T01:00:00Z'), sent, sent + 30_000)).toBe(0);
+    expect(serviceClockAheadMs({}, sent, sent + 300)).toBe(0);
+    expect(serviceClockAheadMs({ date: 'yesterday' }, sent, sent + 300)).toBe(0);
+  });
+  it('is the offset that puts a reset latest on this clock when the Date cannot be of this clock', () => {
+    // The service 4 minutes ahead: at least 239.7 s.
+    expect(serviceClockAheadMs(at('2026-03-29T01:04:00Z'), sent, sent + 300)).toBe(240_000 - 700);
+    // 4 minutes behind: at least 240.7 s behind (the Date may be up to 1 s older than the answer).
+    expect(serviceClockAheadMs(at('2026-03-29T00:56:00Z'), sent, sent + 300)).toBe(-240_000 - 700);
   });
 });
