@@ -83,7 +83,7 @@ export class LogProgress implements ProgressDisplay {
   ) {}
 
   start(job: string, c: RunCounters, runId?: string): RunProgress {
-    const started = Date.now();
+    const started = performance.now();
     const timer = setInterval(() => {
       const f = fraction(c);
       this.logger.info(
@@ -92,7 +92,7 @@ export class LogProgress implements ProgressDisplay {
           ...(runId === undefined ? {} : { run: runId }),
           phase: c.phase,
           rowsRead: c.rowsRead,
-          rowsPerSecond: rowsPerSecond(c, Date.now(), started),
+          rowsPerSecond: rowsPerSecond(c, performance.now(), started),
           sent: c.sent,
           toSend: c.toSend,
           requests: c.requests(),
@@ -154,7 +154,7 @@ export class BarProgress implements ProgressDisplay {
   start(job: string, c: RunCounters): RunProgress {
     if (this.shown) return { stop: () => undefined };
     this.shown = true;
-    const started = Date.now();
+    const started = performance.now();
     const bars = new cliProgress.MultiBar(
       {
         stream: this.stream,
@@ -170,7 +170,7 @@ export class BarProgress implements ProgressDisplay {
     let phase = c.phase;
     let phaseStarted = started;
     const fieldsNow = (): BarFields => {
-      const now = Date.now();
+      const now = performance.now();
       if (c.phase !== phase) {
         phase = c.phase;
         phaseStarted = now;

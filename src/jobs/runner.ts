@@ -1,4 +1,23 @@
 /**
+ * When a run started: the wall clock's time, which names the run and dates it in the history,
+ * and a mark of the monotonic clock its duration is measured from. A wall clock that NTP steps
+ * back (or forward) mid-run would make a duration negative (`-3599.9s` in `adsync runs`), or
+ * an hour too long.
+ */
+export interface RunStart {
+  at: number;
+  mark: number;
+}
+
+function startNow(): RunStart {
+  return { at: Date.now(), mark: performance.now() };
+}
+
+function elapsedMs(start: RunStart): number {
+  return Math.round(performance.now() - start.mark);
+}
+
+/**
  * One run of one job: take the job's lock (one run per job at a time, across processes),
  * record the run, wait for its target's lock (one run per catalog or audience at a time:
  * target-lock.ts), run the sync, decide its status and exit code, write the history, send
@@ -61,16 +80,16 @@ async function alertOn(job: Job, finished: RunSummary, logger: Logger): Promise<
 export async function runNotStarted(
   job: Job,
   error: AdsyncError,
-  run: { dryRun: boolean; logger: Logger; runId?: string; started?: number },
+  run: { dryRun: boolean; logger: Logger; runId?: string; started?: RunStart },
 ): Promise<RunSummary> {
-  const started = run.started ?? Date.now();
-  const runId = run.runId ?? newRunId(new Date(started));
+  const started = run.started ?? startNow();
+  const runId = run.runId ?? newRunId(new Date(started.at));
   const failed: RunSummary = {
     ...emptySummary(job.name, kindOf(job), runId, run.dryRun),
     status: 'failed',
     error: reportedMessage(error),
     exit_code: error.exitCode,
-    duration_ms: Date.now() - started,
+    duration_ms: elapsedMs(started),
   };
   if (!(error instanceof LockedError)) await alertOn(job, failed, run.runId === undefined ? run.logger.child({ job: job.name, run: runId }) : run.logger);
   return failed;
@@ -78,8 +97,8 @@ export async function runNotStarted(
 
 /** Runs a job once. Never throws for a failed run: the summary says how it ended. */
 export async function runJob(job: Job, env: RunEnvironment, options: RunOptions): Promise<RunSummary> {
-  const started = Date.now();
-  const runId = newRunId(new Date(started));
+  const started = startNow();
+  const runId = newRunId(new Date(started.at));
   const logger = env.logger.child({ job: job.name, run: runId });
   const summary = emptySummary(job.name, kindOf(job), runId, options.dryRun);
   const takesLock = !options.dryRun;
@@ -142,8 +161,8 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   /** Earlier runs of the job whose process died: they could not say so themselves (see abandonedRuns). */
   let abandoned = 0;
   try {
-    if (takesLock) abandoned = await env.store.runs.markAbandoned(job.name, started);
-    await env.store.runs.start({ runId, job: job.name, kind: summary.kind, command: options.command, dryRun: options.dryRun, startedAt: started });
+    if (takesLock) abandoned = await env.store.runs.markAbandoned(job.name, started.at);
+    await env.store.runs.start({ runId, job: job.name, kind: summary.kind, command: options.command, dryRun: options.dryRun, startedAt: started.at });
   } catch (error) {
     // The lock is not left behind, kept alive by a heartbeat of a run that never started.
     clearInterval(heartbeat);
@@ -181,9 +200,9 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     if (target !== undefined) {
       counters.phase = 'waiting';
       waitingFor = [];
-      const waitStarted = Date.now();
+      const waitStarted = performance.now();
       const held = await waitForTargetLock({ store: env.store, key: target, owner: targetOwner, ttlMs: env.settings.lockTtlMs, pollMs: Math.min(1000, env.settings.lockHeartbeatMs), signal: stop, logger, onWait: (holder) => waitingFor?.push(holder) });
-      counters.waitedMs = Date.now() - waitStarted;
+      counters.waitedMs = Math.round(performance.now() - waitStarted);
       if (held === undefined) ctx.interrupted = true;
       else {
         targetHeld = true;
@@ -256,14 +275,15 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     summary.exit_code = ExitCode.ok;
   }
   if (ctx.notes.length > 0) summary.notes = ctx.notes.map(scrubSecrets);
-  summary.duration_ms = Date.now() - started;
+  summary.duration_ms = elapsedMs(started);
 
   // A state database that cannot record the end of the run (a full disk, a lock held by another
   // tool) fails the run, which still has its summary (--json, the scheduler's log) and alert.
   try {
     await env.store.runs.finish(runId, {
       status: summary.status,
-      finishedAt: Date.now(),
+      // The start and the duration measured: `adsync runs` shows their difference.
+      finishedAt: started.at + summary.duration_ms,
       summary: { ...summary },
       error: summary.error,
       rejectsFile: summary.rejects_file ?? undefined,

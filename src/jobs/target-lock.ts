@@ -96,7 +96,7 @@ export async function waitForTargetLock(input: {
   onWait?: (holder: string) => void;
 }): Promise<TargetWait | undefined> {
   const { store, key, owner, ttlMs, pollMs, signal, logger } = input;
-  const started = Date.now();
+  const started = performance.now();
   const waitedFor: string[] = [];
   let lastOwner: string | undefined;
   for (;;) {
@@ -105,7 +105,7 @@ export async function waitForTargetLock(input: {
     const lock = seen !== undefined && heldByAnother(seen, owner, Date.now())
       ? { acquired: false as const, holder: seen }
       : await acquireLock(store, key, owner, ttlMs, logger, `the lock of ${describeTarget(key)}`);
-    if (lock.acquired) return { waitedMs: waitedFor.length === 0 ? 0 : Date.now() - started, waitedFor };
+    if (lock.acquired) return { waitedMs: waitedFor.length === 0 ? 0 : Math.round(performance.now() - started), waitedFor };
     if (lock.holder.owner !== lastOwner) {
       lastOwner = lock.holder.owner;
       const holder = await targetHolderRun(store, lock.holder);

@@ -41,6 +41,22 @@ describe('LogProgress', () => {
   });
 });
 
+describe('rows per second', () => {
+  it('are counted on the monotonic clock: a wall clock stepped back an hour (NTP) mid-run changes nothing', () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = { info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
+    const run: RunCounters = { ...counters(), rowsRead: 0 };
+    const r = new LogProgress(logger, 10_000).start('crm', run, 'run-1');
+    run.rowsRead = 5_000;
+    vi.advanceTimersByTime(5_000);
+    vi.setSystemTime(Date.now() - 3_600_000);
+    run.rowsRead = 10_000;
+    vi.advanceTimersByTime(5_000);
+    r.stop();
+    expect(lines.map((l) => l.rowsPerSecond)).toEqual([1_000]);
+  });
+});
+
 /** A terminal stream of `columns` columns; `text()` is everything written to it. */
 function terminalStream(columns: number): { stream: Writable & { isTTY: boolean; columns: number }; text: () => string } {
   let written = '';

@@ -1,4 +1,6 @@
 /**
+ * Clocks that are not what they should be.
+ *
  * This machine's clock a few minutes off the service's (no NTP, a VM restored from a snapshot),
  * within what OAuth still accepts (the emulator's 300 s). The service's x-rate-limit-reset is
  * an epoch time of its own clock: adsync reads it on its own clock through the Date header of
@@ -6,6 +8,7 @@
  * a second (here, past retry.budget_ms: the run failed at once), and a clock 4 minutes ahead
  * took every reset for past and sent again every second, 429 after 429.
  */
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { workspacePerTest, type Workspace } from '../helpers/e2e.js';
 import { summaryOf } from '../fixtures/catalog/catalog-e2e.js';
@@ -75,5 +78,30 @@ describe('a machine clock minutes off the service: rate-limit resets are read on
     const wait = await waitAfter429(await skewedWorkspace(-MINUTES_4), 3);
     expect(wait).toBeGreaterThanOrEqual(2500);
     expect(wait).toBeLessThanOrEqual(5500);
+  });
+});
+
+/** Steps the CLI's wall clock (Date) back by CLOCK_STEP_BACK_MS at its first HTTP request, as NTP does to a clock that ran fast. */
+const STEP_BACK = `--import ${join(import.meta.dirname, '..', 'fixtures', 'clock', 'step-back-at-first-request.js')}`;
+
+describe('the wall clock stepped back an hour by NTP during a run', () => {
+  it('a run\'s duration (summary, run history, `adsync runs`) is measured on the monotonic clock: not -3600 s', { timeout: 60_000 }, async () => {
+    const ws = await skewedWorkspace(0);
+    const run = await ws.cli(['run', 'crm.yaml', '--json'], { NODE_OPTIONS: STEP_BACK, CLOCK_STEP_BACK_MS: '3600000', ADSYNC_LOG_LEVEL: 'info' });
+    expect(run.code, run.stderr).toBe(0);
+    const summary = summaryOf(run);
+    expect(summary).toMatchObject({ status: 'success', added: 20, requests: 1 });
+    // The step did happen: the log's own times (pino's, from Date) went back an hour.
+    const times = run.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => Number((JSON.parse(l) as { time: unknown }).time));
+    expect(Math.min(...times)).toBeLessThan(Math.max(...times) - 3_000_000);
+    const duration = Number(summary.duration_ms);
+    expect(duration).toBeGreaterThanOrEqual(0);
+    expect(duration).toBeLessThan(30_000);
+
+    const history = await ws.cli(['runs', '--json']);
+    const [record] = history.stdout.trim().split('\n').map((l) => JSON.parse(l) as { startedAt: string; finishedAt: string });
+    expect(Date.parse(String(record?.finishedAt)) - Date.parse(String(record?.startedAt))).toBe(duration);
+    const table = await ws.cli(['runs']);
+    expect(table.stdout).toContain(`  ${(duration / 1000).toFixed(1)}s  `);
   });
 });
