@@ -32,19 +32,24 @@ export function inspectLockOwner(owner: string): LockHolder {
   }
 }
 
+/** The arguments after `adsync` (or `adsync.js`) of a process of this machine; undefined when it is not adsync, or /proc/<pid>/cmdline cannot be read. */
+function adsyncArguments(pid: number): string[] | undefined {
+  let args: string[];
+  try {
+    args = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0');
+  } catch {
+    return undefined;
+  }
+  const cli = args.findIndex((a) => /(?:^|\/)(?:adsync|adsync\.js)$/.test(a));
+  return cli >= 0 ? args.slice(cli + 1) : undefined;
+}
+
 /**
  * Whether a process of this machine is `adsync schedule` (from /proc/<pid>/cmdline; false
  * where that cannot be read): stopping it stops every job it runs, not one run.
  */
 export function isSchedulerProcess(pid: number): boolean {
-  let args: string[];
-  try {
-    args = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0');
-  } catch {
-    return false;
-  }
-  const cli = args.findIndex((a) => /(?:^|\/)(?:adsync|adsync\.js)$/.test(a));
-  return cli >= 0 && args.slice(cli + 1).includes('schedule');
+  return adsyncArguments(pid)?.includes('schedule') === true;
 }
 
 /** The rest of a lock's story: `lock held by host:pid:random since ..., last heartbeat ...`. */
@@ -58,8 +63,25 @@ export function ownerIsDeadLocalProcess(owner: string): boolean {
 }
 
 /**
+ * Whether a lock's owner is an adsync process of this machine that is running (this process
+ * too, for another run of its scheduler). Its lock is not taken over when its expiry has
+ * passed: expiry is for holders whose life cannot be checked (another machine). An expiry of a
+ * live local holder passes when the wall clock is stepped forward (NTP, a VM resumed from a
+ * pause: timers, and so heartbeats, run on the monotonic clock) between two heartbeats; taking
+ * it over then made two runs write at once. A pid that another program took since (not adsync
+ * by its command line), or one whose command line cannot be read, expires as before.
+ */
+export function ownerIsLiveLocalAdsync(owner: string): boolean {
+  const holder = inspectLockOwner(owner);
+  if (holder.where !== 'this-host' || !holder.alive) return false;
+  return holder.pid === process.pid || adsyncArguments(holder.pid) !== undefined;
+}
+
+/**
  * Takes a lock of the locks table (a job's, or a target's: see target-lock.ts), taking over one
- * whose holder is a dead process of this machine. `what` names the lock in the log line.
+ * whose holder is a dead process of this machine, but not an expired one whose holder is a live
+ * adsync process of this machine (ownerIsLiveLocalAdsync) unless `takeOverLive` (a waiter that
+ * saw its heartbeat stand still for the ttl). `what` names the lock in the log line.
  */
 export async function acquireLock(
   store: StateStore,
@@ -68,8 +90,13 @@ export async function acquireLock(
   ttlMs: number,
   logger: Logger,
   what = 'this job lock',
+  takeOverLive = false,
 ): Promise<{ acquired: true } | { acquired: false; holder: LockInfo }> {
   const now = Date.now();
+  if (!takeOverLive) {
+    const held = await store.locks.get(key);
+    if (held !== undefined && held.owner !== owner && held.expiresAt <= now && ownerIsLiveLocalAdsync(held.owner)) return { acquired: false, holder: held };
+  }
   const first = await store.locks.acquire(key, owner, ttlMs, now);
   if (first.acquired || !ownerIsDeadLocalProcess(first.holder.owner)) return first;
   logger.warn({ deadOwner: first.holder.owner }, `the process holding ${what} is gone (killed or crashed): taking the lock over`);

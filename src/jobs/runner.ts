@@ -113,10 +113,16 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     }
     if (!lock.acquired) {
       const h = lock.holder;
+      const expiry = new Date(h.expiresAt).toISOString();
       return notStarted(
         new LockedError(
           `job ${job.name} is already running (${lockHeldSince(h)}); nothing was done`,
-          { hint: `if that process is gone, the lock expires at ${new Date(h.expiresAt).toISOString()}; or remove it with \`adsync unlock ${job.name}\`` },
+          {
+            hint:
+              h.expiresAt <= Date.now()
+                ? `its lock's expiry, ${expiry}, has passed, but that process is still running on this host: the clock was stepped forward since its last heartbeat, or it is stuck; let it end, or stop it`
+                : `if that process is gone, the lock expires at ${expiry}; or remove it with \`adsync unlock ${job.name}\``,
+          },
         ),
       );
     }

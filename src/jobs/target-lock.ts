@@ -16,7 +16,7 @@
  */
 import type { Logger } from 'pino';
 import type { LockInfo, StateStore } from '../state/store.js';
-import { acquireLock, lockHeldSince, ownerIsDeadLocalProcess } from './job-lock.js';
+import { acquireLock, lockHeldSince, ownerIsDeadLocalProcess, ownerIsLiveLocalAdsync } from './job-lock.js';
 import { audienceKey, type Job } from './job.js';
 
 /** The key of the job's target in the locks table (the key its state is kept under). */
@@ -67,11 +67,13 @@ export interface TargetWait {
 }
 
 /**
- * Whether `lock` keeps `owner` waiting at `now`: another run's, not expired, and not of a dead
- * process of this machine (acquireLock takes those over). As the locks table's acquire decides.
+ * Whether `lock` keeps `owner` waiting at `now`: another run's, not expired (or expired, of a
+ * live adsync process of this machine), and not of a dead process of this machine (acquireLock
+ * takes those over). As the locks table's acquire and acquireLock decide.
  */
 function heldByAnother(lock: LockInfo, owner: string, now: number): boolean {
-  return lock.owner !== owner && lock.expiresAt > now && !ownerIsDeadLocalProcess(lock.owner);
+  if (lock.owner === owner) return false;
+  return lock.expiresAt > now ? !ownerIsDeadLocalProcess(lock.owner) : ownerIsLiveLocalAdsync(lock.owner);
 }
 
 /**
@@ -99,12 +101,20 @@ export async function waitForTargetLock(input: {
   const started = performance.now();
   const waitedFor: string[] = [];
   let lastOwner: string | undefined;
+  /** The holder's last heartbeat as this run saw it, and since when (monotonic): one standing still for the ttl is stale. */
+  let beat: { owner: string; at: number; seenSince: number } | undefined;
   for (;;) {
     if (signal.aborted) return undefined;
     const seen = await store.locks.get(key);
-    const lock = seen !== undefined && heldByAnother(seen, owner, Date.now())
+    const now = performance.now();
+    if (seen !== undefined && (beat === undefined || beat.owner !== seen.owner || beat.at !== seen.heartbeatAt)) beat = { owner: seen.owner, at: seen.heartbeatAt, seenSince: now };
+    // A live holder of this machine whose lock has expired (ownerIsLiveLocalAdsync) is waited
+    // for while it heartbeats; one that has not for the ttl, as this run's clock counts, is not
+    // (its run ended without releasing the lock, or hangs).
+    const stale = beat !== undefined && now - beat.seenSince >= ttlMs;
+    const lock = seen !== undefined && !stale && heldByAnother(seen, owner, Date.now())
       ? { acquired: false as const, holder: seen }
-      : await acquireLock(store, key, owner, ttlMs, logger, `the lock of ${describeTarget(key)}`);
+      : await acquireLock(store, key, owner, ttlMs, logger, `the lock of ${describeTarget(key)}`, stale);
     if (lock.acquired) return { waitedMs: waitedFor.length === 0 ? 0 : Math.round(performance.now() - started), waitedFor };
     if (lock.holder.owner !== lastOwner) {
       lastOwner = lock.holder.owner;

@@ -8,10 +8,14 @@
  * a second (here, past retry.budget_ms: the run failed at once), and a clock 4 minutes ahead
  * took every reset for past and sent again every second, 429 after 429.
  */
+import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { workspacePerTest, type Workspace } from '../helpers/e2e.js';
+import { collect, errorLines, workspacePerTest, type Workspace } from '../helpers/e2e.js';
 import { summaryOf } from '../fixtures/catalog/catalog-e2e.js';
+import { committedAudience, crmExport, emulatorAudience, range, waitFor } from '../reliability/support.js';
 
 const MINUTES_4 = 4 * 60_000;
 const USERS = 'POST /12/accounts/*/custom_audiences/*/users';
@@ -81,13 +85,13 @@ describe('a machine clock minutes off the service: rate-limit resets are read on
   });
 });
 
-/** Steps the CLI's wall clock (Date) back by CLOCK_STEP_BACK_MS at its first HTTP request, as NTP does to a clock that ran fast. */
-const STEP_BACK = `--import ${join(import.meta.dirname, '..', 'fixtures', 'clock', 'step-back-at-first-request.js')}`;
+/** Shifts the CLI's wall clock (Date) by CLOCK_SHIFT_MS, at once or (CLOCK_SHIFT_AT=first-request) at its first HTTP request, as NTP steps a clock. */
+const SHIFT_CLOCK = `--import ${join(import.meta.dirname, '..', 'fixtures', 'clock', 'shift-clock.js')}`;
 
 describe('the wall clock stepped back an hour by NTP during a run', () => {
   it('a run\'s duration (summary, run history, `adsync runs`) is measured on the monotonic clock: not -3600 s', { timeout: 60_000 }, async () => {
     const ws = await skewedWorkspace(0);
-    const run = await ws.cli(['run', 'crm.yaml', '--json'], { NODE_OPTIONS: STEP_BACK, CLOCK_STEP_BACK_MS: '3600000', ADSYNC_LOG_LEVEL: 'info' });
+    const run = await ws.cli(['run', 'crm.yaml', '--json'], { NODE_OPTIONS: SHIFT_CLOCK, CLOCK_SHIFT_MS: '-3600000', CLOCK_SHIFT_AT: 'first-request', ADSYNC_LOG_LEVEL: 'info' });
     expect(run.code, run.stderr).toBe(0);
     const summary = summaryOf(run);
     expect(summary).toMatchObject({ status: 'success', added: 20, requests: 1 });
@@ -103,5 +107,85 @@ describe('the wall clock stepped back an hour by NTP during a run', () => {
     expect(Date.parse(String(record?.finishedAt)) - Date.parse(String(record?.startedAt))).toBe(duration);
     const table = await ws.cli(['runs']);
     expect(table.stdout).toContain(`  ${(duration / 1000).toFixed(1)}s  `);
+  });
+});
+
+/**
+ * The wall clock stepped forward past a live run's lock expiry (lock.ttl_seconds, 120 s) between
+ * two of its heartbeats: NTP correcting a clock that lagged, a VM resumed after a pause (its
+ * timers, and so the heartbeats, run on the monotonic clock). The second process here sees the
+ * clock 5 minutes on; both are on this machine, and the first is alive. Its lock was taken over:
+ * two runs of one job, or two writers on one audience, at once.
+ */
+describe('a lock of a live run of this machine, expired by a wall clock stepped forward', () => {
+  const FIVE_MINUTES_ON = { NODE_OPTIONS: SHIFT_CLOCK, CLOCK_SHIFT_MS: String(5 * 60_000) };
+
+  it('is not taken over by a second run of the job: it is refused, naming the holder', { timeout: 60_000 }, async () => {
+    const ws = await skewedWorkspace(0, { timestampSkewSeconds: 3600 });
+    // The first run's batch is applied, its answer held back 4 s.
+    ws.fault({ route: USERS, kind: 'delay', ms: 4000, times: 1 });
+    const first = collect(ws.spawn(['run', 'crm.yaml', '--json']));
+    await waitFor(() => ws.emulator.state().custom_audiences['emu-audience']?.members.email?.length === 20, 15_000, "the first run's batch to be applied");
+
+    const second = await ws.cli(['run', 'crm.yaml', '--json'], FIVE_MINUTES_ON);
+    expect(second.code, second.stderr).toBe(1);
+    const error = String(summaryOf(second).error);
+    expect(error).toMatch(
+      /^job crm is already running \(lock held by \S+ since \S+, last heartbeat \S+\); nothing was done \(its lock's expiry, \S+, has passed, but that process is still running on this host: the clock was stepped forward since its last heartbeat, or it is stuck; let it end, or stop it\)$/,
+    );
+    expect(errorLines(second.stderr)).toEqual([`adsync: job crm failed: ${error}`]);
+    const done = await first;
+    expect(done.code, done.stderr).toBe(0);
+    expect(summaryOf(done)).toMatchObject({ status: 'success', added: 20 });
+    expect(ws.emulator.state().requests.by_route[USERS_ROUTE]).toBe(1);
+  });
+
+  it("is waited for by another job on the audience, which then removes what the first added", { timeout: 60_000 }, async () => {
+    const ws = await skewedWorkspace(0, { timestampSkewSeconds: 3600 });
+    const audience = (name: string, mode: string): string =>
+      `name: ${name}\naccount_id: emu-account\nsource: { path: ids.csv }\naudience:\n  custom_audience_id: emu-audience\n  mode: ${mode}\n  identifiers: { email: Email, partner_user_id: Id }\n`;
+    ws.write('add.yaml', audience('add', 'add'));
+    ws.write('rm.yaml', audience('rm', 'remove'));
+    ws.write('ids.csv', crmExport(range(1, 3)));
+    ws.fault({ route: USERS, kind: 'delay', ms: 4000, times: 1 });
+    const add = collect(ws.spawn(['run', 'add.yaml', '--json']));
+    await waitFor(() => ws.emulator.state().custom_audiences['emu-audience']?.members.email?.length === 3, 15_000, "add's batch to be applied");
+
+    const rm = await ws.cli(['run', 'rm.yaml', '--json'], FIVE_MINUTES_ON);
+    const added = await add;
+    expect(added.code, added.stderr).toBe(0);
+    expect(rm.code, rm.stderr).toBe(0);
+    expect(summaryOf(rm)).toMatchObject({ status: 'success', removed: 6 });
+    expect(summaryOf(rm).notes).toEqual([expect.stringMatching(/^waited \d+\.\d s for custom audience emu-audience of account emu-account: job add \(run \S+\) was writing to it/)]);
+    expect(emulatorAudience(ws)).toEqual({ email: [], partner_user_id: [] });
+    expect(committedAudience(ws.statePath)).toEqual({ email: [], partner_user_id: [] });
+  });
+
+  it('of a live adsync process whose heartbeat stands still (its run ended without releasing it) is taken over after lock.ttl_seconds of waiting', { timeout: 60_000 }, async () => {
+    const ws = await skewedWorkspace(0);
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}lock: { ttl_seconds: 2, heartbeat_seconds: 1 }\n`);
+    expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
+    ws.write('empty-jobs/.keep', '');
+    const holder = ws.spawn(['schedule', '--jobs', 'empty-jobs']);
+    const holderEnded = collect(holder);
+    try {
+      await waitFor(() => existsSync(`/proc/${String(holder.pid)}/cmdline`), 5000, 'the scheduler to start');
+      const db = new Database(ws.statePath);
+      const beat = Date.now() - 600_000;
+      db.prepare('INSERT INTO locks (job, owner, acquired_at, heartbeat_at, expires_at) VALUES (?, ?, ?, ?, ?)').run('custom_audience:emu-account:emu-audience', `${hostname()}:${String(holder.pid)}:abcdef:20261122T000000Z-abcdef`, beat, beat, beat + 2000);
+      db.close();
+      ws.write('crm.csv', emails(0, 25));
+      const child = ws.spawn(['run', 'crm.yaml', '--json']);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      const run = await collect(child).finally(() => clearTimeout(timer));
+      expect(run.signal, 'still waiting after 20 s').toBeNull();
+      expect(run.code, run.stderr).toBe(0);
+      expect(summaryOf(run)).toMatchObject({ status: 'success', added: 5 });
+      const waited = Number(/^waited (\d+\.\d) s for custom audience emu-audience/.exec(String((summaryOf(run).notes as string[] | undefined)?.[0]))?.[1]);
+      expect(waited).toBeGreaterThanOrEqual(2);
+    } finally {
+      holder.kill('SIGTERM');
+      await holderEnded;
+    }
   });
 });
