@@ -73,11 +73,19 @@ export async function withRetry<T>(
     signal?: AbortSignal | undefined;
     /** A stop request: ends the waits between attempts, never an attempt (its answer is kept). */
     stop?: AbortSignal | undefined;
+    /** The wall clock (epoch ms), which the service's retry times are of. */
     now?: () => number;
+    /**
+     * The clock the budget is counted on: monotonic (performance.now), as p-retry's own
+     * maxRetryTime. On the wall clock, a step forward by NTP while a call was retried made any
+     * wait the service asked for "beyond retry.budget_ms" (a 429's reset an hour in the past).
+     */
+    elapsed?: () => number;
     sleep?: Sleep;
   } = {},
 ): Promise<T> {
   const now = hooks.now ?? Date.now;
+  const elapsed = hooks.elapsed ?? (() => performance.now());
   const wait = hooks.sleep ?? sleep;
   // p-retry, given an aborted signal, throws away even a successful attempt's result: its
   // signal is aborted by a stop request only between attempts, or when an attempt has failed.
@@ -89,7 +97,7 @@ export async function withRetry<T>(
   };
   stop?.addEventListener('abort', endWaits, { once: true });
   const signal = hooks.signal ? AbortSignal.any([hooks.signal, waits.signal]) : waits.signal;
-  const started = now();
+  const started = elapsed();
   let attempts = 0;
   /** Retries that used up one of settings.retries (a wait the service prescribed does not). */
   let consumed = 0;
@@ -129,7 +137,7 @@ export async function withRetry<T>(
           if (retryAt === undefined) consumed += 1;
           if (retriesLeft <= 0) return;
           const waitMs = retryAt === undefined ? undefined : Math.max(MIN_SERVER_WAIT_MS, retryAt - now());
-          if (waitMs !== undefined && now() + waitMs - started > settings.budgetMs) {
+          if (waitMs !== undefined && elapsed() - started + waitMs > settings.budgetMs) {
             // The service asks us to come back after the budget ends: fail now, with its error.
             beyondBudget = { at: now() + waitMs, waitMs };
             throw error;
@@ -141,7 +149,7 @@ export async function withRetry<T>(
     );
   } catch (error) {
     if (isAdsyncError(error) && error.retryable && !signal.aborted) {
-      const spent = `${attempts} ${attempts === 1 ? 'attempt' : 'attempts'} in ${((now() - started) / 1000).toFixed(1)} s`;
+      const spent = `${attempts} ${attempts === 1 ? 'attempt' : 'attempts'} in ${((elapsed() - started) / 1000).toFixed(1)} s`;
       givenUp.set(
         error,
         beyondBudget !== undefined

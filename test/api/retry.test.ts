@@ -41,6 +41,24 @@ describe('withRetry: why it gave up', () => {
     expect(whyRetryingStopped(error)).toBe(`the service asked to wait until ${new Date(at).toISOString()}, beyond retry.budget_ms (60000 ms)`);
   });
 
+  it('not a wall clock stepped forward an hour (NTP) after a 429: the budget is counted on the monotonic clock', async () => {
+    let wall = Date.now();
+    const waits: number[] = [];
+    let attempts = 0;
+    const result = await withRetry(
+      () => {
+        attempts += 1;
+        if (attempts > 1) return Promise.resolve('sent');
+        const error = new Flaky(wall + 2000);
+        wall += 3_600_000;
+        return Promise.reject(error);
+      },
+      { retries: 5, minDelayMs: 1, maxDelayMs: 2, budgetMs: 60_000 },
+      { now: () => wall, sleep: (ms) => (waits.push(ms), Promise.resolve()) },
+    );
+    expect([result, attempts, waits]).toEqual(['sent', 2, [1000]]);
+  });
+
   it('nothing for an error that is not retried', async () => {
     const error = await failure(() => withRetry(() => Promise.reject(new ConfigError('no')), { retries: 3, minDelayMs: 1, maxDelayMs: 2, budgetMs: 60_000 }));
     expect(whyRetryingStopped(error)).toBeUndefined();

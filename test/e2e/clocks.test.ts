@@ -88,8 +88,17 @@ describe('a machine clock minutes off the service: rate-limit resets are read on
 /** Shifts the CLI's wall clock (Date) by CLOCK_SHIFT_MS, at once or (CLOCK_SHIFT_AT=first-request) at its first HTTP request, as NTP steps a clock. */
 const SHIFT_CLOCK = `--import ${join(import.meta.dirname, '..', 'fixtures', 'clock', 'shift-clock.js')}`;
 
-describe('the wall clock stepped back an hour by NTP during a run', () => {
-  it('a run\'s duration (summary, run history, `adsync runs`) is measured on the monotonic clock: not -3600 s', { timeout: 60_000 }, async () => {
+describe('the wall clock stepped by NTP during a run', () => {
+  it('forward an hour while a 429 is answered: its 1 s reset is waited for, not refused as beyond retry.budget_ms', { timeout: 60_000 }, async () => {
+    const ws = await skewedWorkspace(0, { timestampSkewSeconds: 7200 });
+    ws.fault({ route: USERS, kind: 'rate_limit', with_reset: true, retry_after: 1, times: 1 });
+    const run = await ws.cli(['run', 'crm.yaml', '--json'], { NODE_OPTIONS: SHIFT_CLOCK, CLOCK_SHIFT_MS: '3600000', CLOCK_SHIFT_AT: 'first-request' });
+    expect(run.code, run.stderr).toBe(0);
+    expect(summaryOf(run)).toMatchObject({ status: 'success', added: 20, retries: 1 });
+    expect(retryWaits(run.stderr)[0]).toBeLessThanOrEqual(3500);
+  });
+
+  it('back an hour: a run\'s duration (summary, run history, `adsync runs`) is measured on the monotonic clock, not -3600 s', { timeout: 60_000 }, async () => {
     const ws = await skewedWorkspace(0);
     const run = await ws.cli(['run', 'crm.yaml', '--json'], { NODE_OPTIONS: SHIFT_CLOCK, CLOCK_SHIFT_MS: '-3600000', CLOCK_SHIFT_AT: 'first-request', ADSYNC_LOG_LEVEL: 'info' });
     expect(run.code, run.stderr).toBe(0);
