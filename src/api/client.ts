@@ -207,8 +207,13 @@ export class AdsApiClient {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.logger = options.logger ?? silentLogger();
-    this.limiter = new RateLimiter(options.rateLimits ?? DEFAULT_RATE_LIMITS, Date.now, sleep, ({ family, waitMs, until, cause }) =>
-      this.logger.info({ family, waitSeconds: Math.round(waitMs / 1000), until: new Date(until).toISOString(), cause }, 'waiting for the rate limit before sending more'),
+    this.limiter = new RateLimiter(
+      options.rateLimits ?? DEFAULT_RATE_LIMITS,
+      Date.now,
+      sleep,
+      ({ family, waitMs, until, cause }) =>
+        this.logger.info({ family, waitSeconds: Math.round(waitMs / 1000), until: new Date(until).toISOString(), cause }, 'waiting for the rate limit before sending more'),
+      () => performance.now(),
     );
     this.signal = options.signal;
     this.stop = options.stop;

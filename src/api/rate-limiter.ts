@@ -40,7 +40,7 @@ export interface ObservedLimit {
 }
 
 interface FamilyState {
-  sent: number[]; // send times inside the static window, oldest first
+  sent: number[]; // send times inside the static window, oldest first (on the window clock)
   observed: ObservedLimit | undefined;
   startedSinceObserved: number;
   inFlight: number;
@@ -92,11 +92,18 @@ const RESET_MARGIN_MS = 250;
 export class RateLimiter {
   private readonly states = new Map<EndpointFamily, FamilyState>();
 
+  /**
+   * `now` is the wall clock, which the service's resets are of; `windowClock` the clock of the
+   * static windows (`rate_limits`): monotonic (performance.now) in the client, since on the wall
+   * clock a step back by NTP kept the sends of the hour before in the window, and a request
+   * then waited an hour for the window to pass. It defaults to `now` (one clock for tests).
+   */
   constructor(
     private readonly limits: RateLimitSettings = DEFAULT_RATE_LIMITS,
     private readonly now: () => number = Date.now,
     private readonly sleepFn: Sleep = sleep,
     private readonly onLongWait?: (wait: LongWait) => void,
+    private readonly windowClock: () => number = now,
   ) {}
 
   private state(family: EndpointFamily): FamilyState {
@@ -126,8 +133,9 @@ export class RateLimiter {
     let cause: LongWait['cause'] = 'rate_limits setting';
     const limit = this.limits[family];
     if (limit) {
-      while (s.sent.length > 0 && (s.sent[0] ?? 0) <= now - limit.windowMs) s.sent.shift();
-      if (s.sent.length >= limit.requests) wait = Math.max(wait, (s.sent[0] ?? now) + limit.windowMs - now);
+      const at = this.windowClock();
+      while (s.sent.length > 0 && (s.sent[0] ?? 0) <= at - limit.windowMs) s.sent.shift();
+      if (s.sent.length >= limit.requests) wait = Math.max(wait, (s.sent[0] ?? at) + limit.windowMs - at);
     }
     const obs = s.observed;
     if (obs) {
@@ -166,7 +174,7 @@ export class RateLimiter {
     const s = this.state(family);
     const now = this.now();
     s.inFlight += 1;
-    if (this.limits[family]) s.sent.push(now);
+    if (this.limits[family]) s.sent.push(this.windowClock());
     if (s.observed) {
       s.startedSinceObserved += 1;
       const budget = s.observed.remaining - s.startedSinceObserved;

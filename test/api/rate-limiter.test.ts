@@ -31,6 +31,19 @@ describe('RateLimiter', () => {
     expect(clock.sleeps).toEqual([60_000]);
   });
 
+  it('counts its static window on the window clock: a wall clock stepped back an hour does not hold a request an hour', async () => {
+    const wall = fakeClock();
+    const monotonic = fakeClock(5_000);
+    // Time slept passes on both clocks.
+    const sleep = (ms: number): Promise<void> => (wall.advance(ms), monotonic.sleep(ms));
+    const limiter = new RateLimiter({ audience_users: { requests: 1, windowMs: 2_000 } }, wall.now, sleep, undefined, monotonic.now);
+    await limiter.acquire('audience_users');
+    limiter.release('audience_users');
+    wall.advance(-3_600_000);
+    await limiter.acquire('audience_users');
+    expect(monotonic.sleeps).toEqual([2_000]);
+  });
+
   it('does not limit families without a static budget or observed headers', async () => {
     const clock = fakeClock();
     const limiter = new RateLimiter({}, clock.now, clock.sleep);

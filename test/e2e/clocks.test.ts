@@ -98,6 +98,20 @@ describe('the wall clock stepped by NTP during a run', () => {
     expect(retryWaits(run.stderr)[0]).toBeLessThanOrEqual(3500);
   });
 
+  it('back an hour after the first request: a rate_limits window of 2 s holds the next request 2 s, not an hour', { timeout: 60_000 }, async () => {
+    const ws = await skewedWorkspace(0, { timestampSkewSeconds: 7200 });
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}rate_limits: { audience_users: { requests: 1, window_seconds: 2 } }\n`);
+    expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
+    // Users 0-4 leave, 20-24 join: an addition request, then a removal request, 2 s apart.
+    ws.write('crm.csv', emails(5, 25));
+    const child = ws.spawn(['run', 'crm.yaml', '--json'], { NODE_OPTIONS: SHIFT_CLOCK, CLOCK_SHIFT_MS: '-3600000', CLOCK_SHIFT_AT: 'first-request' });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const run = await collect(child).finally(() => clearTimeout(timer));
+    expect(run.signal, 'still waiting after 20 s').toBeNull();
+    expect(run.code, run.stderr).toBe(0);
+    expect(summaryOf(run)).toMatchObject({ status: 'success', added: 5, removed: 5, requests: 2, retries: 0 });
+  });
+
   it('back an hour: a run\'s duration (summary, run history, `adsync runs`) is measured on the monotonic clock, not -3600 s', { timeout: 60_000 }, async () => {
     const ws = await skewedWorkspace(0);
     const run = await ws.cli(['run', 'crm.yaml', '--json'], { NODE_OPTIONS: SHIFT_CLOCK, CLOCK_SHIFT_MS: '-3600000', CLOCK_SHIFT_AT: 'first-request', ADSYNC_LOG_LEVEL: 'info' });
