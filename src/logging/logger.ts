@@ -53,7 +53,7 @@ export interface LoggerOptions {
  */
 function prettyLines(color: boolean): (jsonLine: string) => string {
   const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
-  return prettyFactory({ colorize: color, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' }) as (jsonLine: string) => string;
+  return prettyFactory({ colorize: color, translateTime: "UTC:HH:MM:ss'Z'", ignore: 'pid,hostname' }) as (jsonLine: string) => string;
 }
 
 function stderrWrite(line: string): void {

@@ -8,7 +8,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { Terminal } from '@xterm/headless';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { etaText } from '../../src/jobs/progress.js';
 import { TerminalOutput } from '../../src/logging/terminal-output.js';
 import { createLogger } from '../../src/logging/logger.js';
@@ -107,7 +107,7 @@ describe('in a terminal', () => {
         expect(plan, text).toBeGreaterThan(-1);
         expect(screen[plan + 1]).toBe(`    job: "${job}"`);
         // ...and the next lines are the end of the run and its summary.
-        expect(screen[at + 1]).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: run finished$/);
+        expect(screen[at + 1]).toMatch(/^\[\d\d:\d\d:\d\dZ\] INFO: run finished$/);
         expect(screen[at + 2]).toBe(`    job: "${job}"`);
         expect(screen.slice(at, at + 12).some((l) => l.startsWith(`${job} (`) && / run \d{8}T\d{6}Z-/.test(l))).toBe(true);
       }
@@ -115,7 +115,7 @@ describe('in a terminal', () => {
     // No line holds both a bar and a log line, or two log lines.
     for (const line of screen) {
       expect(line).not.toMatch(/\|.*\[\d\d:\d\d:\d\d\]/);
-      expect((line.match(/\[\d\d:\d\d:\d\d\] [A-Z]+:/g) ?? []).length).toBeLessThanOrEqual(1);
+      expect((line.match(/\[\d\d:\d\d:\d\dZ\] [A-Z]+:/g) ?? []).length).toBeLessThanOrEqual(1);
     }
   });
 
@@ -174,7 +174,7 @@ describe('in a terminal', () => {
       expect(output.lastIndexOf(`${esc}[?7h`), text).toBeGreaterThan(output.lastIndexOf(`${esc}[?7l`));
       expect(output.endsWith(`${esc}[?25h${esc}[?7h\r\n`), JSON.stringify(output.slice(-80))).toBe(true);
       // The log lines came out pretty but without color codes.
-      expect(text).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: run started$/m);
+      expect(text).toMatch(/^\[\d\d:\d\d:\d\dZ\] INFO: run started$/m);
       expect(output).not.toMatch(new RegExp(`${esc}\\[3\\dm`));
     } finally {
       await ws.close();
@@ -206,7 +206,7 @@ describe('in a terminal', () => {
       const { code, output } = await runInTerminal(['run', 'crm.yaml'], { cwd: ws.dir, env: ws.env, term: 'dumb' });
       const text = (await render(output)).join('\n');
       expect(code, text).toBe(0);
-      expect(text).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: run finished$/m);
+      expect(text).toMatch(/^\[\d\d:\d\d:\d\dZ\] INFO: run finished$/m);
       expect(text).toMatch(/^ {2}added +2$/m);
       // Not one control sequence: no bar, no hidden cursor, no colors.
       expect(output).not.toContain(String.fromCharCode(27));
@@ -268,9 +268,25 @@ describe('in a terminal', () => {
       logger.warn({ detail: 'sent with tok-SECRET-123 in it' }, 'retrying API call');
       expect(lines).toHaveLength(1);
       const plain = (lines[0] ?? '').replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '');
-      expect(plain).toMatch(/^\[\d\d:\d\d:\d\d\] WARN: retrying API call\n {4}detail: "sent with \[redacted\] in it"\n$/);
+      expect(plain).toMatch(/^\[\d\d:\d\d:\d\dZ\] WARN: retrying API call\n {4}detail: "sent with \[redacted\] in it"\n$/);
     } finally {
       forgetSecrets();
+    }
+  });
+
+  it("pretty log lines are timed in UTC, which they say (Z), as every other time adsync prints: not the machine's zone", () => {
+    const lines: string[] = [];
+    const zone = process.env.TZ;
+    process.env.TZ = 'Asia/Kolkata';
+    vi.useFakeTimers({ now: Date.parse('2026-03-29T00:59:58.250Z') });
+    try {
+      const logger = createLogger({ pretty: true, color: false, write: (line) => lines.push(line) });
+      logger.info({ nextRun: '2026-03-29T01:00:00.000Z' }, 'job scheduled');
+      expect(lines).toEqual(['[00:59:58Z] INFO: job scheduled\n    nextRun: "2026-03-29T01:00:00.000Z"\n']);
+    } finally {
+      vi.useRealTimers();
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
     }
   });
 
