@@ -12,6 +12,7 @@ import {
   ApiValidationError,
   AuthError,
   CallStoppedError,
+  CLOCK_SKEW_MS,
   ForbiddenError,
   NetworkError,
   NotFoundError,
@@ -126,14 +127,17 @@ function clockOffsetMs(headers: HttpResponse['headers'], now: number): number | 
  * `receivedAt` (this machine's clock), at a time in [Date, Date + 1 s): a clock a few minutes
  * off (no NTP) would otherwise wait minutes for a reset due in a second (and fail the run past
  * retry.budget_ms), or, ahead, take every reset for past and send again every second. Of the
- * offsets the answer allows, the one that puts the reset latest is taken.
+ * offsets the answer allows, the one that puts the reset latest is taken. One of more than
+ * CLOCK_SKEW_MS either way is not believed (0): OAuth refuses a clock that far off, so such a
+ * Date is not the service's clock (a cached answer's, a proxy's), and it would hold a request
+ * for hours.
  */
 export function serviceClockAheadMs(headers: HttpResponse['headers'], sentAt: number, receivedAt: number): number {
   const raw = headerValue(headers, 'date');
   const date = raw === undefined ? NaN : Date.parse(raw);
   if (!Number.isFinite(date)) return 0;
   const least = date - receivedAt;
-  return least > 0 || date + 1000 < sentAt ? least : 0;
+  return (least > 0 || date + 1000 < sentAt) && Math.abs(least) <= CLOCK_SKEW_MS ? least : 0;
 }
 
 /** An epoch time of the service's clock on this machine's. */

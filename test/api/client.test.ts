@@ -359,4 +359,9 @@ describe('serviceClockAheadMs', () => {
     // 4 minutes behind: at least 240.7 s behind (the Date may be up to 1 s older than the answer).
     expect(serviceClockAheadMs(at('2026-03-29T00:56:00Z'), sent, sent + 300)).toBe(-240_000 - 700);
   });
+  it('is 0 for a Date more than 5 minutes off (a cached answer, a proxy): not the clock OAuth accepted', () => {
+    expect(serviceClockAheadMs(at('2026-03-28T22:00:00Z'), sent, sent + 300)).toBe(0);
+    expect(serviceClockAheadMs(at('2026-03-29T04:00:00Z'), sent, sent + 300)).toBe(0);
+    expect(serviceClockAheadMs(at('2026-03-29T01:04:59Z'), sent, sent + 300)).toBe(298_300);
+  });
 });
