@@ -77,11 +77,15 @@ export function ownerIsLiveLocalAdsync(owner: string): boolean {
   return holder.pid === process.pid || adsyncArguments(holder.pid) !== undefined;
 }
 
+/** How long past its expiry the lock of a live adsync process of this machine is still its own (see acquireLock). */
+export const LIVE_HOLDER_GRACE_MS = 15 * 60_000;
+
 /**
  * Takes a lock of the locks table (a job's, or a target's: see target-lock.ts), taking over one
  * whose holder is a dead process of this machine, but not an expired one whose holder is a live
- * adsync process of this machine (ownerIsLiveLocalAdsync) unless `takeOverLive` (a waiter that
- * saw its heartbeat stand still for the ttl). `what` names the lock in the log line.
+ * adsync process of this machine (ownerIsLiveLocalAdsync), for LIVE_HOLDER_GRACE_MS past its expiry, unless
+ * `takeOverLive` (a waiter that saw its heartbeat stand still for the ttl). `what` names the
+ * lock in the log line.
  */
 export async function acquireLock(
   store: StateStore,
@@ -94,8 +98,15 @@ export async function acquireLock(
 ): Promise<{ acquired: true } | { acquired: false; holder: LockInfo }> {
   const now = Date.now();
   if (!takeOverLive) {
+    // For LIVE_HOLDER_GRACE_MS (or the ttl, if longer) past its expiry only: a clock stepped
+    // forward by less is absorbed, and a holder whose heartbeat stood still longer (it hangs, or
+    // its pid now belongs to another adsync process, which would otherwise keep the lock for
+    // that process's life) is taken over as any expired lock is.
     const held = await store.locks.get(key);
-    if (held !== undefined && held.owner !== owner && held.expiresAt <= now && ownerIsLiveLocalAdsync(held.owner)) return { acquired: false, holder: held };
+    const grace = Math.max(ttlMs, LIVE_HOLDER_GRACE_MS);
+    if (held !== undefined && held.owner !== owner && held.expiresAt <= now && now < held.expiresAt + grace && ownerIsLiveLocalAdsync(held.owner)) {
+      return { acquired: false, holder: held };
+    }
   }
   const first = await store.locks.acquire(key, owner, ttlMs, now);
   if (first.acquired || !ownerIsDeadLocalProcess(first.holder.owner)) return first;

@@ -184,6 +184,37 @@ describe('a lock of a live run of this machine, expired by a wall clock stepped 
     expect(committedAudience(ws.statePath)).toEqual({ email: [], partner_user_id: [] });
   });
 
+  it('of a live adsync process, expired for more than 15 minutes (a hung holder, or its pid now another adsync process), is taken over by the next run of the job', { timeout: 60_000 }, async () => {
+    const ws = await skewedWorkspace(0);
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}lock: { ttl_seconds: 2, heartbeat_seconds: 1 }\n`);
+    ws.write('empty-jobs/.keep', '');
+    const other = ws.spawn(['schedule', '--jobs', 'empty-jobs']);
+    const otherEnded = collect(other);
+    try {
+      await waitFor(() => existsSync(`/proc/${String(other.pid)}/cmdline`), 5000, 'the scheduler to start');
+      const lockOf = (expiresAt: number): void => {
+        const db = new Database(ws.statePath);
+        db.prepare('DELETE FROM locks').run();
+        db.prepare('INSERT INTO locks (job, owner, acquired_at, heartbeat_at, expires_at) VALUES (?, ?, ?, ?, ?)').run('crm', `${hostname()}:${String(other.pid)}:abcdef`, expiresAt - 2000, expiresAt - 2000, expiresAt);
+        db.close();
+      };
+      expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
+      // Expired 1 s ago: within the 15 minutes a stepped clock is given, refused.
+      lockOf(Date.now() - 1000);
+      const refused = await ws.cli(['run', 'crm.yaml', '--json']);
+      expect(refused.code, refused.stderr).toBe(1);
+      expect(String(summaryOf(refused).error)).toContain('is already running');
+      // Expired 16 minutes ago: taken over.
+      lockOf(Date.now() - 16 * 60_000);
+      const run = await ws.cli(['run', 'crm.yaml', '--json']);
+      expect(run.code, run.stderr).toBe(0);
+      expect(summaryOf(run)).toMatchObject({ status: 'success' });
+    } finally {
+      other.kill('SIGTERM');
+      await otherEnded;
+    }
+  });
+
   it('of a live adsync process whose heartbeat stands still (its run ended without releasing it) is taken over after lock.ttl_seconds of waiting', { timeout: 60_000 }, async () => {
     const ws = await skewedWorkspace(0);
     ws.write('adsync.yaml', `${ws.read('adsync.yaml')}lock: { ttl_seconds: 2, heartbeat_seconds: 1 }\n`);

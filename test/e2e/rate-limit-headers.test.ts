@@ -109,6 +109,21 @@ describe('rate-limit headers holding requests beyond the retry budget', () => {
     expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email?.length).toBe(20);
   });
 
+  it("reads x-rate-limit-reset on the service's clock (the Date of its answer): this machine's clock a minute fast still waits for the reset instead of sending into 429s", { timeout: 60_000 }, async () => {
+    // The service's clock is 60 s behind this machine's (within the OAuth window); it allows 2
+    // writes per 4 s. Read on this machine's clock, every reset it sends is a minute old.
+    const ws = await newWorkspace({ rateLimits: { write: { limit: 2, windowMs: 4_000 } }, now: () => Date.now() - 60_000 });
+    ws.write('shop.yaml', `${catalogJob({ source: 'feed.xml' })}concurrency: 1\n`);
+    const all = ids(100);
+    ws.write('feed.xml', rssFeed(all.map((id) => feedItem(id))));
+    const run = await ws.cli(['run', 'shop.yaml', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    // Four PUTs, two windows: the third waits for the first window's reset, and none is refused.
+    expect(summaryOf(run)).toMatchObject({ status: 'success', created: 100, requests: 5, retries: 0 });
+    expect(ws.emulator.state().requests.by_status['429'] ?? 0).toBe(0);
+    expect(catalogIds(ws)).toEqual(all);
+  });
+
   it('a reset or Retry-After too far ahead for a date (a header in the wrong unit): the same clean stop, in seconds, not "Invalid time value"', { timeout: 60_000 }, async () => {
     const ws = await newWorkspace();
     ws.write('crm.csv', `Email\n${Array.from({ length: 20 }, (_, i) => `user${i}@example.com`).join('\n')}\n`);
