@@ -373,13 +373,6 @@ export class AdsApiClient {
       // A 2xx that is not the envelope: a proxy page or a cut-off body. Worth another try.
       throw new NetworkError(call.method, call.path, `HTTP ${answer.status} answer is not the API's JSON envelope`);
     }
-    // Item-level errors of a batch (operation_errors), whatever the status they come with: the
-    // references name no status for them, and a batch succeeds or fails as a whole.
-    const { errors, operationErrors } = parseErrorBody(json);
-    if (operationErrors.length > 0) {
-      const named = errors.length > 0 ? errors : (operationErrors[0]?.errors ?? []);
-      throw new ApiValidationError({ method: call.method, path: call.path, status: answer.status, errors: named }, operationErrors);
-    }
     let data: T;
     try {
       data = parse(envelope.data.data);

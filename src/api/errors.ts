@@ -3,7 +3,7 @@
  *
  * | class                  | when                                              | retryable |
  * |------------------------|---------------------------------------------------|-----------|
- * | ApiValidationError     | 400, with the service's errors[] and operation_errors[]; operation_errors in any answer | no |
+ * | ApiValidationError     | 400, with the service's errors[] and operation_errors[] | no  |
  * | AuthError              | 401 (revoked: code 89)                            | no (exit 3) |
  * | ForbiddenError         | 403                                               | no        |
  * | NotFoundError          | 404                                               | no        |
@@ -62,7 +62,7 @@ export abstract class ApiError extends AdsyncError {
   }
 }
 
-/** HTTP 400, or item-level errors (operation_errors) in any answer: the request itself is wrong. Retrying the same request cannot help. */
+/** HTTP 400: the request itself is wrong. Retrying the same request cannot help. */
 export class ApiValidationError extends ApiError {
   readonly code = 'API_VALIDATION';
   readonly retryable = false;
