@@ -88,13 +88,41 @@ export function isAdsyncError(error: unknown): error is AdsyncError {
   return error instanceof AdsyncError;
 }
 
+/** A line break (LF, CR, CRLF, VT, FF, NEL, U+2028, U+2029) with the blanks around it. */
+const LINE_BREAK = /[ \t]*(?:\r\n|[\n\r\v\f\u0085\u2028\u2029])\s*/g;
+/** Control characters other than line breaks: C0 (a tab aside), DEL and C1. */
+// eslint-disable-next-line no-control-regex -- finding them is its purpose
+const CONTROL = /[\u0000-\u0008\u000e-\u001f\u007f-\u0084\u0086-\u009f]/g;
+
 /**
- * The error's message, followed by its hint in parentheses when it has one, without the
- * secrets adsync knows of (a message may quote the service, which may quote the request): one
- * line for a summary, a log or an alert.
+ * Text as one line, for anything adsync prints or records (a message may quote the service, a
+ * server, a file): a line break, with the blanks around it, becomes "; " (a space after a colon
+ * or a semicolon: a list keeps its items apart), none at either end; a tab a space; any other
+ * control character (an escape sequence of a terminal, a NUL) is written out as \xNN. Nothing
+ * is dropped.
  */
+export function oneLine(text: string): string {
+  return text
+    .replace(LINE_BREAK, (found: string, at: number) => {
+      if (at === 0 || at + found.length === text.length) return '';
+      return /[:;]/.test(text.charAt(at - 1)) ? ' ' : '; ';
+    })
+    .replace(/\t/g, ' ')
+    .replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/**
+ * A message (with its hint in parentheses, when there is one) as adsync reports it: one line
+ * (oneLine), without the secrets adsync knows of (a message may quote the service, which may
+ * quote the request). For a summary, a log, the run history or an alert.
+ */
+export function reportedText(message: string, hint?: string): string {
+  return scrubSecrets(oneLine(hint ? `${message} (${hint})` : message));
+}
+
+/** The error's message and hint as reportedText gives them. */
 export function reportedMessage(error: AdsyncError): string {
-  return scrubSecrets(error.hint ? `${error.message} (${error.hint})` : error.message);
+  return reportedText(error.message, error.hint);
 }
 
 /** Returns the error as an AdsyncError, wrapping foreign errors in InternalError. */

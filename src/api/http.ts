@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { oneLine } from '../errors.js';
 import { NetworkError, TlsError } from './errors.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -37,10 +38,6 @@ function tlsReason(err: NodeJS.ErrnoException): string {
   const openssl = /SSL routines:[^:]*:([^:]+):/.exec(err.message)?.[1];
   if (openssl === 'wrong version number') return 'its answer is not TLS (wrong version number): the server there may speak http, not https';
   return openssl ?? `${err.code ?? 'TLS'} ${oneLine(err.message)}`;
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').trim();
 }
 
 /**

@@ -1,8 +1,8 @@
 /**
  * Fault injection (POST /_emulator/faults): the next `times` requests matching a route answer
  * with a chosen failure instead of, or on top of, the normal answer:
- * - status: that HTTP status with the service's error body (and Retry-After when asked);
- *   nothing is applied;
+ * - status: that HTTP status with the service's error body (its code and message as asked,
+ *   and Retry-After when asked); nothing is applied;
  * - count_mismatch: the batch is applied, but success_count is one less than the records;
  * - delay: the answer is held back `ms` milliseconds (the request is still applied); with
  *   `before: true` the request is held `ms` before the service handles it instead, and one
@@ -27,6 +27,8 @@ export const faultSpecSchema = z.discriminatedUnion('kind', [
     status: z.number().int().min(400).max(599),
     retry_after: z.number().int().min(0).optional(),
     code: z.string().regex(/^[A-Z][A-Z_]*$/).optional(),
+    /** The error's message; default "injected fault: HTTP <status>". Any text, line breaks included. */
+    message: z.string().max(10_000).optional(),
     times,
   }),
   z.object({ route: routeSchema, kind: z.literal('count_mismatch'), times }),

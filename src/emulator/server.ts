@@ -139,7 +139,7 @@ class RequestPipeline {
     if (fault.kind === 'status') {
       const error = new EmulatorHttpError(
         fault.status,
-        [{ code: fault.code ?? errorCodeForStatus(fault.status), message: `injected fault: HTTP ${fault.status}` }],
+        [{ code: fault.code ?? errorCodeForStatus(fault.status), message: fault.message ?? `injected fault: HTTP ${fault.status}` }],
         {},
         fault.retry_after === undefined ? {} : { 'retry-after': String(fault.retry_after) },
       );

@@ -28,8 +28,7 @@ import { randomBytes } from 'node:crypto';
 import { defaultMaxListeners, setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { ExitCode, LockedError, reportedMessage, toAdsyncError, type AdsyncError } from '../errors.js';
-import { scrubSecrets } from '../logging/secrets.js';
+import { ExitCode, LockedError, reportedMessage, reportedText, toAdsyncError, type AdsyncError } from '../errors.js';
 import { STOP_LISTENERS_PER_CALL } from '../api/client.js';
 import { CallStoppedError } from '../api/errors.js';
 import { whyRetryingStopped } from '../api/retry.js';
@@ -259,12 +258,12 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     // A retryable error that ends a run outlived its retries: say so, and that nothing is lost.
     const resume = options.command === 'backfill' ? 'run the same backfill command again: it resumes after the last acknowledged row' : 'what was not acknowledged is sent by the next run';
     const hint = fatal.hint ?? (fatal.retryable ? `${whyRetryingStopped(fatal) ?? 'gave up after retrying'}; ${resume}` : undefined);
-    summary.error = scrubSecrets(hint ? `${fatal.message} (${hint})` : fatal.message);
+    summary.error = reportedText(fatal.message, hint);
     summary.exit_code = fatal.exitCode;
   } else if (ctx.failures.length > 0) {
     summary.status = 'failed';
     // Failures and notes may quote the service (a refused delete's message), which may quote the request.
-    summary.error = scrubSecrets(ctx.failures.join('; '));
+    summary.error = reportedText(ctx.failures.join('; '));
     summary.exit_code = ExitCode.failed;
   } else if (ctx.interrupted) {
     summary.status = 'interrupted';
@@ -280,7 +279,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     summary.status = 'success';
     summary.exit_code = ExitCode.ok;
   }
-  if (ctx.notes.length > 0) summary.notes = ctx.notes.map(scrubSecrets);
+  if (ctx.notes.length > 0) summary.notes = ctx.notes.map((note) => reportedText(note));
   summary.duration_ms = elapsedMs(started);
 
   // A state database that cannot record the end of the run (a full disk, a lock held by another
@@ -296,9 +295,9 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     });
   } catch (error) {
     const failure = toAdsyncError(error);
-    const why = `the run could not be recorded in the run history: ${failure.message}${failure.hint ? ` (${failure.hint})` : ''}`;
+    const why = `the run could not be recorded in the run history: ${reportedMessage(failure)}`;
     summary.status = 'failed';
-    summary.error = scrubSecrets(summary.error ? `${summary.error}; ${why}` : why);
+    summary.error = summary.error ? `${summary.error}; ${why}` : why;
     summary.exit_code = Math.max(summary.exit_code, failure.exitCode);
   }
   if (targetHeld && target !== undefined) {

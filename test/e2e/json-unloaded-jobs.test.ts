@@ -39,7 +39,7 @@ describe('--json with job files that fail to load', () => {
       run_id: null,
       status: 'failed',
       ...ZERO,
-      error: 'broken.yaml is not valid:\n  audience.mode: expected one of "mirror", "add", "remove", got "mirorr"',
+      error: 'broken.yaml is not valid: audience.mode: expected one of "mirror", "add", "remove", got "mirorr"',
       exit_code: 2,
       job_file: 'broken.yaml',
     });

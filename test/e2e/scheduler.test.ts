@@ -622,7 +622,7 @@ describe('alerts of jobs that cannot run', () => {
           'application/json',
           JSON.stringify({
             event: 'adsync.job',
-            reason: 'job not scheduled: jobs/bad.yaml is not valid:\n  schedule: "every day" is not a valid cron expression (expected 5 or 6 fields but got 2)',
+            reason: 'job not scheduled: jobs/bad.yaml is not valid: schedule: "every day" is not a valid cron expression (expected 5 or 6 fields but got 2)',
             job: 'bad',
             job_file: file('bad.yaml'),
           }),
@@ -632,7 +632,7 @@ describe('alerts of jobs that cannot run', () => {
           'application/json',
           JSON.stringify({
             event: 'adsync.job',
-            reason: 'job not scheduled: jobs/own.yaml is not valid:\n  schedule: "every hour" is not a valid cron expression (expected 5 or 6 fields but got 2)',
+            reason: 'job not scheduled: jobs/own.yaml is not valid: schedule: "every hour" is not a valid cron expression (expected 5 or 6 fields but got 2)',
             job: 'own',
             job_file: file('own.yaml'),
           }),
@@ -643,7 +643,7 @@ describe('alerts of jobs that cannot run', () => {
           JSON.stringify({
             event: 'adsync.job',
             reason:
-              'job not scheduled: jobs/secret.yaml is not valid:\n  source: expected object, got a URL (not repeated here: it may hold a password or a token)\n  alerts: expected object, got a URL (not repeated here: it may hold a password or a token)',
+              'job not scheduled: jobs/secret.yaml is not valid: source: expected object, got a URL (not repeated here: it may hold a password or a token); alerts: expected object, got a URL (not repeated here: it may hold a password or a token)',
             job: 'secret',
             job_file: file('secret.yaml'),
           }),

@@ -2,7 +2,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { ConfigError, LockedError } from '../../errors.js';
+import { ConfigError, LockedError, oneLine } from '../../errors.js';
 import { inspectLockOwner, isSchedulerProcess, lockHeldSince } from '../../jobs/job-lock.js';
 import { describeTarget, isTargetLockKey, isWellFormedTargetKey, runIdOfOwner, targetHolderRun } from '../../jobs/target-lock.js';
 import type { LockInfo, RunRecord, StateStore } from '../../state/store.js';
@@ -36,8 +36,9 @@ export function formatRuns(runs: RunRecord[]): string {
       sent,
       r.runId,
       typeof s.rejects_file === 'string' ? s.rejects_file : '',
-      // Why a run failed or was interrupted, last: it is as long as it needs to be, on one line.
-      (r.error ?? '').replace(/\s+/g, ' '),
+      // Why a run failed or was interrupted, last: it is as long as it needs to be, on one line
+      // (one recorded before adsync made every message one line may hold line breaks).
+      oneLine(r.error ?? ''),
     ];
   });
   // A loop, not Math.max(...rows): spread arguments overflow the stack at ~100,000 runs (--limit).
