@@ -11,6 +11,7 @@
  * | RetryableHttpError     | 408, 423, 500, 502, 503, 504                      | yes       |
  * | NetworkError           | connection refused or reset, timeout, bad framing | yes       |
  * | TlsError               | an https address whose server speaks no TLS, or a refused certificate | no |
+ * | TlsExpectedError       | an http address whose server hung up without an answer and speaks TLS | no |
  * | CountMismatchError     | success_count/total_count differ from the records sent | yes  |
  * | RedirectedError        | 3xx (the address is not the service's own)        | no        |
  * | ApiRequestError        | any other non-2xx answer                          | no        |
@@ -248,6 +249,9 @@ export class NetworkError extends ApiError {
   }
 }
 
+/** The hint of an address whose scheme or port does not match the server's. */
+const CHECK_SCHEME = 'check the scheme (http or https) and the port of ADSYNC_ADS_URL and ADSYNC_API_URL, or of ads_url and api_url in the settings file';
+
 /**
  * No TLS connection to an https address: the server does not speak TLS (an http server, or
  * the wrong port) or its certificate was refused. The same address fails the same way again.
@@ -262,7 +266,23 @@ export class TlsError extends ApiError {
       cause,
       hint: certificate
         ? 'check that ADSYNC_ADS_URL and ADSYNC_API_URL (or ads_url and api_url in the settings file) name the service; behind a proxy that inspects TLS, give Node its CA certificate with NODE_EXTRA_CA_CERTS'
-        : 'check the scheme (http or https) and the port of ADSYNC_ADS_URL and ADSYNC_API_URL, or of ads_url and api_url in the settings file',
+        : CHECK_SCHEME,
+    });
+  }
+}
+
+/**
+ * An http address whose server closed the connection without an answer and accepts a TLS
+ * handshake: it wants https. Every request to it is refused the same way.
+ */
+export class TlsExpectedError extends ApiError {
+  readonly code = 'TLS_EXPECTED';
+  readonly retryable = false;
+
+  constructor(method: string, path: string, host: string, cause?: unknown) {
+    super({ method, path }, `${method} ${path} failed: ${host} closed the connection without an answer, and it speaks TLS there: the server may want https, not http`, {
+      cause,
+      hint: CHECK_SCHEME,
     });
   }
 }

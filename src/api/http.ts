@@ -5,8 +5,10 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import net from 'node:net';
+import tls from 'node:tls';
 import { oneLine } from '../errors.js';
-import { NetworkError, TlsError } from './errors.js';
+import { NetworkError, TlsError, TlsExpectedError } from './errors.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -40,9 +42,36 @@ function tlsReason(err: NodeJS.ErrnoException): string {
   return openssl ?? `${err.code ?? 'TLS'} ${oneLine(err.message)}`;
 }
 
+/** How long the TLS probe of an http address that hung up may take (speaksTls). */
+const TLS_PROBE_MS = 3000;
+
+/** Codes of an http server that hangs up on a request, or answers bytes that are not HTTP: a TLS server does either. */
+const HUNG_UP = /^(ECONNRESET|EPIPE|HPE_\w+)$/;
+
+/**
+ * Whether the server of an http address completes a TLS handshake (within TLS_PROBE_MS): then
+ * it wants https. Nothing is sent over the connection, and it is closed at once.
+ */
+function speaksTls(url: URL, timeoutMs: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    const socket = tls.connect({ host, port: Number(url.port || 80), rejectUnauthorized: false, ...(net.isIP(host) === 0 ? { servername: host } : {}) });
+    const done = (speaks: boolean): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(speaks);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.once('secureConnect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.once('close', () => done(false));
+  });
+}
+
 /**
  * Sends one request. Every failure without an HTTP answer is a (retryable) NetworkError, but
- * a TLS connection that fails (TlsError): that address fails the same way every time.
+ * a TLS connection that fails (TlsError), and an http address whose server hangs up without an
+ * answer and speaks TLS (TlsExpectedError): that address fails the same way every time.
  */
 export function sendHttp(req: HttpRequest): Promise<HttpResponse> {
   const isHttps = req.url.protocol === 'https:';
@@ -56,6 +85,16 @@ export function sendHttp(req: HttpRequest): Promise<HttpResponse> {
       clearTimeout(timer);
       request.destroy();
       reject(error ?? new NetworkError(req.method, path, oneLine(reason), cause));
+    };
+    /** An http address hung up on the request: a TLS server does that; one that is, fails it for good (TlsExpectedError). */
+    const failUnlessTls = (reason: string, cause: unknown): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.destroy();
+      void speaksTls(req.url, Math.min(TLS_PROBE_MS, req.timeoutMs)).then((speaks) =>
+        reject(speaks ? new TlsExpectedError(req.method, path, req.url.host, cause) : new NetworkError(req.method, path, oneLine(reason), cause)),
+      );
     };
     const headers: Record<string, string | number> = { ...req.headers };
     if (req.body) headers['content-length'] = req.body.length;
@@ -77,6 +116,7 @@ export function sendHttp(req: HttpRequest): Promise<HttpResponse> {
       const code = err.code ?? '';
       const certificate = TLS_CERTIFICATE.test(code);
       if (isHttps && (certificate || TLS_PROTOCOL.test(code))) fail(err.message, err, new TlsError(req.method, path, req.url.host, tlsReason(err), certificate, err));
+      else if (!isHttps && HUNG_UP.test(code)) failUnlessTls(`${code} ${err.message}`, err);
       else if (err.code === 'ECONNREFUSED') fail(`ECONNREFUSED: nothing accepts connections at ${req.url.host} (the service is down, or the host or port of the address is wrong)`, err);
       else fail(err.code ? `${err.code} ${err.message}` : err.message, err);
     });

@@ -3,7 +3,12 @@
  * wrong with the address and what to check, never an OpenSSL dump or a 404 that blames the
  * job's audience or catalog, and nothing is sent, removed or deleted.
  */
-import { createServer } from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { errorLines, summaries, workspacePerTest, type Workspace } from '../helpers/e2e.js';
 import { startScriptedServer } from '../helpers/scripted-server.js';
@@ -50,6 +55,27 @@ describe('ADSYNC_ADS_URL mistakes', () => {
     ]);
     expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email?.length).toBe(20);
     expect(catalogIds(ws)).toEqual(ids(40));
+  });
+
+  it('http:// for a service that speaks https: one line saying the server may want https, no retries, nothing lost', { timeout: 60_000 }, async () => {
+    const ws = await workspace();
+    const tls = await startHttpsServer();
+    try {
+      const hint = `check the scheme (http or https) and the port of ADSYNC_ADS_URL and ADSYNC_API_URL, or of ads_url and api_url in the settings file`;
+      const run = await ws.cli(['run', 'crm.yaml', '--json'], { ADSYNC_ADS_URL: `http://${tls.host}` });
+      expect(run.code, run.stderr).toBe(1);
+      const error = `POST /12/accounts/emu-account/custom_audiences/emu-audience/users failed: ${tls.host} closed the connection without an answer, and it speaks TLS there: the server may want https, not http (${hint})`;
+      expect(summaries(run)[0]).toMatchObject({ status: 'failed', added: 0, requests: 1, retries: 0, exit_code: 1, error });
+      expect(errorLines(run.stderr)).toEqual([`adsync: job crm failed: ${error}`]);
+      expect(run.stderr).not.toMatch(/socket hang up|retrying API call/);
+      // The TLS server never saw an HTTP request (the probe sends nothing but a handshake).
+      expect(tls.requests).toBe(0);
+    } finally {
+      await tls.close();
+    }
+    const fixed = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(summaries(fixed)[0]).toMatchObject({ status: 'success', added: 20 });
   });
 
   it('a port nothing listens on (a typo): retried as an outage, then one line saying nothing accepts connections there; nothing lost', { timeout: 60_000 }, async () => {
@@ -108,4 +134,32 @@ async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   if (address === null || typeof address === 'string') throw new Error('no port');
   return address.port;
+}
+
+/** An https server on 127.0.0.1 with a self-signed certificate made for the test (openssl); counts the requests it is sent. */
+async function startHttpsServer(): Promise<{ host: string; requests: number; close(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'adsync-tls-'));
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
+    const state = { requests: 0 };
+    const server = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (_req, res) => {
+      state.requests += 1;
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return {
+      host: `127.0.0.1:${port}`,
+      get requests() {
+        return state.requests;
+      },
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
