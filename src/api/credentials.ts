@@ -9,7 +9,7 @@
  * (`default` for the unnamed profile). The credentials file must not be readable by group or
  * others; adsync refuses to read one that is.
  */
-import { chmodSync, closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { inspect } from 'node:util';
@@ -225,6 +225,41 @@ export function writeCredentialsProfile(credentialsPath: string, profile: string
   });
 }
 
+/**
+ * Checks that writeCredentialsProfile can write the file, for `adsync auth login` to call
+ * before it asks the platform for anything: a PIN works once, so a file refused after the
+ * exchange would lose the new token. Its folder must be a folder this user can create files
+ * in (tried with an empty file, removed at once); a folder still to be made, the nearest
+ * folder above it that exists. Throws the ConfigError the write would, naming the path and why.
+ */
+export function checkCredentialsWritable(credentialsPath: string): void {
+  const path = writeTarget(credentialsPath);
+  const folder = dirname(path);
+  let existing = folder;
+  for (;;) {
+    try {
+      if (!statSync(existing).isDirectory()) throw fileError('write', path, undefined, `${existing} is not a folder`);
+      break;
+    } catch (error) {
+      if (error instanceof ConfigError) throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      // Not there yet (made by the write), or a file in the way above it: look further up.
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || dirname(existing) === existing) throw fileError('write', path, error);
+      existing = dirname(existing);
+    }
+  }
+  try {
+    if (existing !== folder) accessSync(existing, fsConstants.W_OK | fsConstants.X_OK);
+    else {
+      const probe = `${path}.${process.pid}.tmp`;
+      closeSync(openSync(probe, 'w', 0o600));
+      rmSync(probe, { force: true });
+    }
+  } catch (error) {
+    throw fileError('write', path, error);
+  }
+}
+
 const LOCK_WAIT_MS = 10_000;
 /** A lock older than this was left by a process that died while holding it. */
 const LOCK_STALE_MS = 30_000;
@@ -271,9 +306,9 @@ function lockAgeMs(lock: string): number {
 }
 
 /** A file-system failure on the credentials file, as the operator can act on it (never a bug report). */
-function fileError(action: 'read' | 'write', path: string, error: unknown): ConfigError {
-  const code = (error as NodeJS.ErrnoException).code;
-  const reason = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EROFS' ? 'the file system is read-only' : (error as Error).message;
+function fileError(action: 'read' | 'write', path: string, error: unknown, why?: string): ConfigError {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const reason = why ?? (code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EROFS' ? 'the file system is read-only' : (error as Error).message);
   const hint =
     action === 'read'
       ? `make ${path} readable by the user adsync runs as (and mode 0600), or name another file with credentials_file, ADSYNC_CREDENTIALS or --credentials-file`

@@ -34,6 +34,22 @@ async function approvedPin(step1Stderr: string): Promise<string> {
   return ((await (await fetch(`${emulator.url}/_emulator/pin?oauth_token=${encodeURIComponent(token)}`)).json()) as { pin: string }).pin;
 }
 
+/** `adsync auth login --profile acme` on a terminal, whose user approves and types the PIN when asked (`asked`). */
+async function loginOnTerminal(env: NodeJS.ProcessEnv, credentialsFile: string): Promise<{ code: number; stderr: string; asked: boolean }> {
+  let stderr = '';
+  let asked = false;
+  const code = await main(['auth', 'login', '--profile', 'acme', '--credentials-file', credentialsFile], {
+    stdout: () => undefined,
+    stderr: (text) => (stderr += text),
+    isTty: true,
+    prompt: async () => {
+      asked = true;
+      return approvedPin(stderr);
+    },
+  }, env, env.HOME);
+  return { code, stderr, asked };
+}
+
 describe('adsync auth login / revoke against the emulator', () => {
   it('runs the PIN flow in two steps, stores working credentials 0600, and revokes them', async () => {
     const env = acmeEnv();
@@ -259,23 +275,32 @@ describe('adsync auth login / revoke against the emulator', () => {
     mkdirSync(join(env.HOME ?? '', 'creds'), { mode: 0o700 });
     // Copied into place by hand: readable by others.
     writeFileSync(credentialsFile, '{"profiles": {}}\n', { mode: 0o644 });
-    let stderr = '';
-    let asked = false;
-    const code = await main(['auth', 'login', '--profile', 'acme', '--credentials-file', credentialsFile], {
-      stdout: () => undefined,
-      stderr: (text) => (stderr += text),
-      isTty: true,
-      prompt: async () => {
-        asked = true;
-        return approvedPin(stderr);
-      },
-    }, env, env.HOME);
+    const { code, stderr, asked } = await loginOnTerminal(env, credentialsFile);
     expect(code).toBe(2);
     expect(asked).toBe(false);
     expect(stderr).toBe(
       `adsync: credentials file ${credentialsFile} can be read by others (mode 644); adsync will not use it\n  hint: run: chmod 600 ${credentialsFile}\n`,
     );
   });
+
+  for (const [what, place] of [
+    ['its folder cannot be made (a file is in the way)', (home: string) => (writeFileSync(join(home, 'blocked'), 'x'), { file: join(home, 'blocked', 'adsync', 'credentials.json'), folder: join(home, 'blocked', 'adsync'), why: `${join(home, 'blocked')} is not a folder` })],
+    ['its folder is a file', (home: string) => (writeFileSync(join(home, 'plain'), 'x'), { file: join(home, 'plain', 'credentials.json'), folder: join(home, 'plain'), why: `${join(home, 'plain')} is not a folder` })],
+  ] as const) {
+    it(`on a terminal, a credentials file that cannot be written (${what}) is refused before the flow starts, not after the PIN is used up`, async () => {
+      const env = acmeEnv();
+      const { file, folder, why } = place(env.HOME ?? '');
+      const before = emulator.state().requests.total;
+      const { code, stderr, asked } = await loginOnTerminal(env, file);
+      expect(code, stderr).toBe(2);
+      expect(asked).toBe(false);
+      // No request token was asked for: there is nothing to lose yet.
+      expect(emulator.state().requests.total).toBe(before);
+      expect(stderr).toBe(
+        `adsync: cannot write the credentials file ${file}: ${why}\n  hint: make the folder ${folder} writable by the user adsync runs as, or name another file with --credentials-file (or credentials_file, ADSYNC_CREDENTIALS)\n`,
+      );
+    });
+  }
 
   it('--print on a terminal writes nothing: the tokens are printed even where no credentials file can be written', async () => {
     const env = acmeEnv();

@@ -7,7 +7,7 @@
  */
 import type { Command } from 'commander';
 import { AdsApiClient } from '../../api/client.js';
-import { Credentials, defaultCredentialsPath, envPrefix, isDefaultProfile, loadCredentials, profileFlag, readCredentialsFile, readStoredProfile, writeCredentialsProfile } from '../../api/credentials.js';
+import { checkCredentialsWritable, Credentials, defaultCredentialsPath, envPrefix, isDefaultProfile, loadCredentials, profileFlag, readCredentialsFile, readStoredProfile, writeCredentialsProfile } from '../../api/credentials.js';
 import { authorizeUrl, exchangeForAccessToken, invalidateAccessToken, obtainRequestToken } from '../../api/oauth-flow.js';
 import { AuthError, ConsumerKeyRejectedError, PinRejectedError } from '../../api/errors.js';
 import { ConfigError } from '../../errors.js';
@@ -53,8 +53,12 @@ async function login(ctx: CliContext, options: LoginOptions): Promise<void> {
   const path = credentialsPath(ctx, options.credentialsFile);
   const consumer = loadCredentials({ profile: options.profile, env: ctx.env, credentialsPath: path, consumerOnly: true });
   // The file the tokens go to must be usable before the user approves: a PIN works once, so a
-  // file refused after the exchange (mode 644, not JSON, a folder) would lose the new token.
-  if (!options.print) readCredentialsFile(path);
+  // file refused after the exchange (mode 644, not JSON, a folder, a folder that cannot be
+  // written or made) would lose the new token.
+  if (!options.print) {
+    readCredentialsFile(path);
+    checkCredentialsWritable(path);
+  }
   const client = flowClient(ctx, new Credentials(options.profile, consumer.consumerKey, consumer.consumerSecret, '', ''));
   const out = ctx.io.stderr;
 
