@@ -19,6 +19,7 @@ import {
   RateLimitedError,
   RedirectedError,
   RetryableHttpError,
+  operationErrorsError,
   type HttpErrorContext,
 } from './errors.js';
 import { sendHttp, type HttpMethod, type HttpResponse } from './http.js';
@@ -373,6 +374,9 @@ export class AdsApiClient {
       // A 2xx that is not the envelope: a proxy page or a cut-off body. Worth another try.
       throw new NetworkError(call.method, call.path, `HTTP ${answer.status} answer is not the API's JSON envelope`);
     }
+    // A batch that failed as a whole may still be a 2xx: its operation_errors, not its counts, say so.
+    const { operationErrors } = parseErrorBody(json);
+    if (operationErrors.length > 0) throw operationErrorsError(call.method, call.path, answer.status, operationErrors);
     let data: T;
     try {
       data = parse(envelope.data.data);

@@ -3,7 +3,8 @@
  *
  * | class                  | when                                              | retryable |
  * |------------------------|---------------------------------------------------|-----------|
- * | ApiValidationError     | 400, with the service's errors[] and operation_errors[] | no  |
+ * | ApiValidationError     | 400, with the service's errors[] and operation_errors[]; a 2xx with operation_errors that are not all retryable | no  |
+ * | OperationsFailedError  | a 2xx with operation_errors whose codes all say to retry (503, 500, 429, ...) | yes |
  * | AuthError              | 401 (revoked: code 89)                            | no (exit 3) |
  * | ForbiddenError         | 403                                               | no        |
  * | NotFoundError          | 404                                               | no        |
@@ -63,15 +64,62 @@ export abstract class ApiError extends AdsyncError {
   }
 }
 
-/** HTTP 400: the request itself is wrong. Retrying the same request cannot help. */
+/**
+ * HTTP 400, or a 2xx whose operation_errors say an operation is wrong: the request itself is
+ * wrong. Retrying the same request cannot help.
+ */
 export class ApiValidationError extends ApiError {
   readonly code = 'API_VALIDATION';
   readonly retryable = false;
   readonly operationErrors: OperationErrorItem[];
 
-  constructor(ctx: HttpErrorContext, operationErrors: OperationErrorItem[] = []) {
-    super(ctx);
+  constructor(ctx: HttpErrorContext, operationErrors: OperationErrorItem[] = [], message?: string) {
+    super(ctx, message);
     this.operationErrors = operationErrors;
+  }
+}
+
+/** The service's error codes that say the same request may succeed later (x-ads-facts.md: 408, 423, 429, 500, 503). */
+const RETRYABLE_CODES: ReadonlySet<string> = new Set(['CANCELLED_REQUEST', 'LOCK_ACQUISITION_TIMEOUT', 'TOO_MANY_REQUESTS', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'OVER_CAPACITY']);
+
+/** Whether every error of an operation says to retry it: the operation is not wrong, the service was unable. */
+export function isRetryableOperation(item: OperationErrorItem): boolean {
+  return item.errors.length > 0 && item.errors.every((e) => RETRYABLE_CODES.has(String(e.code)));
+}
+
+/** A service error as one clause: `CODE message (parameter p)`. */
+export function describeServiceErrors(errors: readonly ServiceErrorItem[]): string {
+  return errors.map((e) => [e.code, e.message, e.parameter ? `(${e.parameter})` : ''].filter((part) => part !== '').join(' ')).join('; ');
+}
+
+/** Operations named in a message at most; the others are counted. */
+const OPERATIONS_NAMED = 3;
+
+/**
+ * The error of a 2xx answer that holds operation_errors. A batch succeeds or fails as a whole
+ * (ads-api.md, x-ads-facts.md): none of it was applied, whatever its counts say. When every
+ * operation's errors say to retry (OperationsFailedError), the batch is sent again as a whole;
+ * else (ApiValidationError) the operations named are refused and the others sent again.
+ */
+export function operationErrorsError(method: string, path: string, status: number, operationErrors: OperationErrorItem[]): ApiError {
+  const named = operationErrors.slice(0, OPERATIONS_NAMED).map((o) => `operation ${o.index}: ${describeServiceErrors(o.errors)}`);
+  const more = operationErrors.length - named.length;
+  const message = `${method} ${path} answered HTTP ${status} with operation_errors, so the service applied none of the batch: ${named.join('; ')}${more > 0 ? `; and ${more} more operations` : ''}`;
+  const ctx: HttpErrorContext = { method, path, status, errors: [] };
+  return operationErrors.every(isRetryableOperation) ? new OperationsFailedError(ctx, message, operationErrors) : new ApiValidationError(ctx, operationErrors, message);
+}
+
+/** A 2xx with operation_errors whose codes all say to retry: the batch is sent again as a whole. */
+export class OperationsFailedError extends ApiError {
+  readonly code = 'OPERATIONS_FAILED';
+  readonly retryable = true;
+
+  constructor(
+    ctx: HttpErrorContext,
+    message: string,
+    readonly operationErrors: OperationErrorItem[],
+  ) {
+    super(ctx, message);
   }
 }
 

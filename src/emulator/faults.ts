@@ -4,6 +4,8 @@
  * - status: that HTTP status with the service's error body (its code and message as asked,
  *   and Retry-After when asked); nothing is applied;
  * - count_mismatch: the batch is applied, but success_count is one less than the records;
+ * - operation_errors: the batch is not applied; the answer (status 200 unless asked) holds
+ *   `operation_errors`, indexed like the operations, with one error at `index`, and counts 0;
  * - delay: the answer is held back `ms` milliseconds (the request is still applied); with
  *   `before: true` the request is held `ms` before the service handles it instead, and one
  *   whose client has gone away by then is never applied;
@@ -32,6 +34,17 @@ export const faultSpecSchema = z.discriminatedUnion('kind', [
     times,
   }),
   z.object({ route: routeSchema, kind: z.literal('count_mismatch'), times }),
+  z.object({
+    route: routeSchema,
+    kind: z.literal('operation_errors'),
+    /** The answer's status: a 2xx (default 200) or an error status. */
+    status: z.number().int().min(200).max(599).default(200),
+    /** The operation the error is at (0-based, as the body's operations). */
+    index: z.number().int().min(0).max(2499).default(0),
+    code: z.string().regex(/^[A-Z][A-Z_]*$/).default('INVALID_PARAMETER'),
+    message: z.string().max(10_000).default('injected operation error'),
+    times,
+  }),
   z.object({ route: routeSchema, kind: z.literal('delay'), ms: z.number().int().min(0).max(600_000), before: z.boolean().default(false), times }),
   z.object({ route: routeSchema, kind: z.literal('drop'), times }),
   z.object({

@@ -121,7 +121,7 @@ class RequestPipeline {
     const echo = (): RequestEcho | undefined =>
       isAdsApiPath(url.pathname) ? requestEcho({ pathParams: match?.pathParams ?? {}, params: new RequestParams(url.searchParams, undefined) }) : undefined;
     let result: RouteResult;
-    if (fault?.kind === 'status' || fault?.kind === 'rate_limit') {
+    if (fault?.kind === 'status' || fault?.kind === 'rate_limit' || fault?.kind === 'operation_errors') {
       result = this.faultResult(fault, match, echo());
     } else if (read.kind === 'too_large') {
       result = errorResult(payloadTooLarge(this.rt.settings.maxBodyBytes), echo());
@@ -135,7 +135,12 @@ class RequestPipeline {
     done(result.status);
   }
 
-  private faultResult(fault: ActiveFault & { kind: 'status' | 'rate_limit' }, match: RouteMatch | undefined, echo: RequestEcho | undefined): RouteResult {
+  private faultResult(fault: ActiveFault & { kind: 'status' | 'rate_limit' | 'operation_errors' }, match: RouteMatch | undefined, echo: RequestEcho | undefined): RouteResult {
+    if (fault.kind === 'operation_errors') {
+      // The batch failed as a whole (nothing applied): the item-level errors, indexed like its operations.
+      const operationErrors = [...Array.from({ length: fault.index }, () => null), [{ code: fault.code, message: fault.message }]];
+      return { status: fault.status, json: { data: { success_count: 0, total_count: 0 }, operation_errors: operationErrors, ...(echo ? { request: echo } : {}) } };
+    }
     if (fault.kind === 'status') {
       const error = new EmulatorHttpError(
         fault.status,

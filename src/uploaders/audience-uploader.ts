@@ -6,8 +6,10 @@
  * - Each acknowledged batch is handed to `onAcknowledged` (the runner commits it to the
  *   state store) before the batch counts as done, so a crash re-sends at most the batches
  *   in flight.
- * - A 400 with operation_errors: the failing operations' users are rejected with the
- *   service's reason and the rest of the batch is sent again.
+ * - A 400 with operation_errors, or a 2xx with them (the batch failed as a whole all the
+ *   same): the failing operations' users are rejected with the service's reason and the rest
+ *   of the batch is sent again. Operation errors that all say to retry (a 2xx: the client
+ *   retries the batch; an operation of a 400: sent again with the rest) refuse no one.
  * - Authentication, permission and not-found errors stop the upload at once; so does a
  *   retryable error that outlived its retries (the service is down: the next run repairs),
  *   and a commit the state database refused (what the service acknowledged but the state does
@@ -16,7 +18,7 @@
  *   is not sent.
  */
 import type { AdsApiClient } from '../api/client.js';
-import { ApiValidationError, CallStoppedError, type OperationErrorItem } from '../api/errors.js';
+import { ApiValidationError, CallStoppedError, describeServiceErrors, isRetryableOperation } from '../api/errors.js';
 import { postAudienceUsers, type AudienceTarget } from '../api/resources/audiences.js';
 import { toAdsyncError, type AdsyncError } from '../errors.js';
 import type { IdentifierType } from '../hash/types.js';
@@ -70,10 +72,6 @@ export interface AudienceUploadResult {
   fatal: AdsyncError | undefined;
   /** True when the stop signal ended the upload before its input did. */
   stopped: boolean;
-}
-
-function describeOperationErrors(items: OperationErrorItem['errors']): string {
-  return items.map((e) => [e.code, e.message, e.parameter ? `(${e.parameter})` : ''].filter(Boolean).join(' ')).join('; ');
 }
 
 export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, options: AudienceUploadOptions): Promise<AudienceUploadResult> {
@@ -130,8 +128,9 @@ export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, 
         return;
       }
       if (error instanceof ApiValidationError && error.operationErrors.length > 0 && !resent) {
-        // An index outside the batch names no operation of it (its users are not refused).
-        const items = error.operationErrors.filter((o) => o.index >= 0 && o.index < batch.operationEnds.length);
+        // An index outside the batch names no operation of it, and an operation whose errors all
+        // say to retry (503, 500, ...) is not wrong: their users are not refused, but sent again.
+        const items = error.operationErrors.filter((o) => o.index >= 0 && o.index < batch.operationEnds.length && !isRetryableOperation(o));
         const failing = new Set(items.map((o) => o.index));
         for (const item of items) {
           const [from, to] = operationRange(batch, item.index);
@@ -141,7 +140,7 @@ export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, 
             for (let i = a; i < b; i++) refused.push({ row: batch.ids.row(i), field: batch.ids.field(i) });
           }
           result.rejectedUsers += to - from;
-          options.onRejected(refused, `the service refused the operation: ${describeOperationErrors(item.errors)}`);
+          options.onRejected(refused, `the service refused the operation: ${describeServiceErrors(item.errors)}`);
         }
         const rebuilt = new AudienceBatchBuilder(options.builder, builder.pool);
         for (let o = 0; o < batch.operationEnds.length; o++) {

@@ -410,6 +410,53 @@ describe('audience sync (operations the service refuses)', () => {
   });
 });
 
+describe('audience sync (a 2xx answer that holds operation_errors)', () => {
+  const users = 'POST /12/accounts/emu-account/custom_audiences/emu-audience/users';
+  const batchFault = { route: 'POST /12/accounts/*/custom_audiences/*/users', kind: 'operation_errors' };
+  const crm = (): void => {
+    ws.write('crm.yaml', 'account_id: emu-account\nsource: { path: exports/crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  mode: add\n  identifiers: { email: Email }\n');
+    ws.write('exports/crm.csv', 'Email\none@example.com\ntwo@example.com\n');
+  };
+
+  it('an operation the service says is wrong: its users are refused with its reason, not retried as a count mismatch; nothing is committed', async () => {
+    crm();
+    ws.fault({ ...batchFault, code: 'INVALID_PARAMETER', message: 'users[1].email is not a SHA-256 hash', times: 10 });
+    const r = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(r.code, r.stderr).toBe(1);
+    const [s] = summaries(r);
+    expect(s).toMatchObject({ status: 'failed', added: 0, requests: 1, retries: 0, error: 'the service refused 2 user records (see the rejects file)' });
+    expect(r.stderr).not.toContain('success_count');
+    const lines = readFileSync(String(s?.rejects_file), 'utf8').trim().split('\n').slice(1);
+    expect(lines.sort()).toEqual(['1,0,,email', '2,0,,email'].map((l) => `${l},the service refused the operation: INVALID_PARAMETER users[1].email is not a SHA-256 hash`));
+    expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email).toEqual([]);
+
+    // The fault gone, the next run sends both (nothing was recorded as sent).
+    ws.emulator.clearFaults();
+    const again = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(summaries(again)[0]).toMatchObject({ status: 'success', added: 2 });
+    expect(ws.emulator.state().custom_audiences['emu-audience']?.members.email).toEqual([sha('one@example.com'), sha('two@example.com')].sort());
+  });
+
+  it('operation errors that say to retry (SERVICE_UNAVAILABLE): the batch is retried as a whole, and reported as those errors when the retries run out', async () => {
+    crm();
+    ws.fault({ ...batchFault, code: 'SERVICE_UNAVAILABLE', message: 'try again later', times: 100 });
+    const r = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(r.code, r.stderr).toBe(1);
+    const [s] = summaries(r);
+    expect(s).toMatchObject({ status: 'failed', added: 0, requests: 7, retries: 6, rejected: 0, rejects_file: null });
+    expect(String(s?.error)).toMatch(
+      new RegExp(`^${users} answered HTTP 200 with operation_errors, so the service applied none of the batch: operation 0: SERVICE_UNAVAILABLE try again later \\(gave up after 7 attempts in [\\d.]+ s \\(retry\\.retries: 6\\); what was not acknowledged is sent by the next run\\)$`),
+    );
+    expect(r.stderr).not.toContain('success_count');
+
+    // Once: retried, then applied.
+    ws.emulator.clearFaults();
+    ws.fault({ ...batchFault, code: 'SERVICE_UNAVAILABLE', message: 'try again later', times: 1 });
+    const again = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(summaries(again)[0]).toMatchObject({ status: 'success', added: 2, requests: 2, retries: 1 });
+  });
+});
+
 describe('audience sync (two jobs, one audience)', () => {
   it('shares the state per audience: a mirror job removes what an add job added, and re-adds what a remove job removed', async () => {
     const job = (source: string, mode: string): string =>
