@@ -65,10 +65,17 @@ function abandonedRuns(job: Job, count: number, runId: string): string {
   return `${runs} of job ${job.name} stopped before ${count === 1 ? 'it' : 'they'} finished (killed or crashed), without a summary or an alert of ${count === 1 ? 'its' : 'their'} own: \`adsync runs --job ${job.name}\` lists ${count === 1 ? 'it' : 'them'} as failed; committed work is kept, and run ${runId} sends the rest`;
 }
 
-/** Sends the alert a finished run calls for, if any. */
-async function alertOn(job: Job, finished: RunSummary, logger: Logger): Promise<void> {
+/**
+ * Sends the alert a finished run calls for, if any. `lostLock`: the lock the run lost (another
+ * process took it over after it expired), which calls for one whatever its status.
+ */
+async function alertOn(job: Job, finished: RunSummary, logger: Logger, lostLock?: string): Promise<void> {
   const alert = shouldAlert(finished, job.alerts.rejectRatio);
-  if (alert.send && job.alerts.webhookUrl) await sendAlert(job.alerts.webhookUrl, { event: 'adsync.run', reason: alert.reason, summary: finished }, logger);
+  const reason =
+    alert.send || lostLock === undefined
+      ? alert.reason
+      : `run ${finished.status}: ${finished.error ?? `${lostLock} was lost`} (another process took it over after lock.ttl_seconds without a heartbeat); ${finished.status === 'success' ? 'its work was done' : 'what was not sent is sent by the next run'}`;
+  if ((alert.send || lostLock !== undefined) && job.alerts.webhookUrl) await sendAlert(job.alerts.webhookUrl, { event: 'adsync.run', reason, summary: finished }, logger);
 }
 
 /**
@@ -164,7 +171,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     heartbeat.unref();
   }
   /** Earlier runs of the job whose process died: they could not say so themselves (see abandonedRuns). */
-  let abandoned = 0;
+  let abandoned: string[] = [];
   try {
     if (takesLock) abandoned = await env.store.runs.markAbandoned(job.name, started.at);
     await env.store.runs.start({ runId, job: job.name, kind: summary.kind, command: options.command, dryRun: options.dryRun, startedAt: started.at });
@@ -189,7 +196,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     retries: () => (ctx.hasClient ? ctx.client().stats.retries : 0),
   };
   const ctx = new RunContext(job, runId, env, options, summary, counters, rejects, logger, stop);
-  const abandonedNote = abandoned > 0 ? abandonedRuns(job, abandoned, runId) : undefined;
+  const abandonedNote = abandoned.length > 0 ? abandonedRuns(job, abandoned.length, runId) : undefined;
   if (abandonedNote !== undefined) ctx.note(abandonedNote);
   logger.info({ kind: summary.kind, command: options.command, dryRun: options.dryRun, full: options.full }, 'run started');
   // This run's own display: a concurrent run of the scheduler has another.
@@ -282,6 +289,11 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   if (ctx.notes.length > 0) summary.notes = ctx.notes.map((note) => reportedText(note));
   summary.duration_ms = elapsedMs(started);
 
+  // A run that lost its lock is alerted once: by itself, unless the run that took its job lock
+  // over (and marked it abandoned) has reported it already (see RunHistory.reportsItself).
+  const lostLock = lockLost.signal.aborted ? 'the job lock' : targetLost.signal.aborted && target !== undefined ? `the lock of ${describeTarget(target)}` : undefined;
+  const reportsItself = lostLock === undefined || (await env.store.runs.reportsItself(runId).catch(() => true));
+
   // A state database that cannot record the end of the run (a full disk, a lock held by another
   // tool) fails the run, which still has its summary (--json, the scheduler's log) and alert.
   try {
@@ -312,7 +324,13 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   }
   logger.info({ status: summary.status, durationMs: summary.duration_ms }, 'run finished');
 
-  await alertOn(job, summary, logger);
-  if (abandonedNote !== undefined && job.alerts.webhookUrl) await sendAlert(job.alerts.webhookUrl, { event: 'adsync.job', reason: abandonedNote, job: job.name, job_file: job.file }, logger);
+  if (reportsItself) await alertOn(job, summary, logger, lostLock);
+  else logger.info(`no alert: the run that took ${lostLock ?? 'the lock'} over has reported this run already`);
+  // The runs it marked abandoned that have not ended themselves since (a run that lost its lock
+  // and is alive ends itself, and alerts for itself).
+  if (abandoned.length > 0 && job.alerts.webhookUrl) {
+    const unreported = (await Promise.all(abandoned.map((id) => env.store.runs.reportAbandoned(id, runId).catch(() => true)))).filter(Boolean).length;
+    if (unreported > 0) await sendAlert(job.alerts.webhookUrl, { event: 'adsync.job', reason: abandonedRuns(job, unreported, runId), job: job.name, job_file: job.file }, logger);
+  }
   return summary;
 }

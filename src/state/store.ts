@@ -34,8 +34,20 @@ export interface RunHistory {
   /** The same runs as list(), one at a time: a long history is never held whole (`adsync runs --json`). */
   each(filter?: { job?: string | undefined; limit?: number | undefined }): AsyncIterable<RunRecord>;
   get(runId: string): Promise<RunRecord | undefined>;
-  /** Marks runs left 'running' by a process that died as failed. */
-  markAbandoned(job: string, now: number): Promise<number>;
+  /** Marks runs left 'running' by a process that died as failed; their run ids. */
+  markAbandoned(job: string, now: number): Promise<string[]>;
+  /**
+   * Who reports a run that markAbandoned marked, exactly once (a run whose lock was taken over
+   * after it expired may still be alive, and end itself). `reportedBy` (the run that marked it,
+   * at its end): true when the run is still as marked, and records that `reportedBy` reports it.
+   */
+  reportAbandoned(runId: string, reportedBy: string): Promise<boolean>;
+  /**
+   * A run that lost its lock, at its end: true when it reports itself (it was not marked
+   * abandoned, or the mark is undone now: its taker will not report it); false when the run
+   * that marked it has reported it already.
+   */
+  reportsItself(runId: string): Promise<boolean>;
 }
 
 export interface LockInfo {

@@ -12,6 +12,7 @@ import { hostname } from 'node:os';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { collect, summaries, workspacePerTest, type Workspace } from '../helpers/e2e.js';
+import { startHook, type Hook } from '../helpers/webhook.js';
 import { catalogIds, catalogJob, feedItem, ids, productRequests, requestCounts, rssFeed, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
 import { committedAudience, crmExport, deadPid, dumpState, emulatorAudience, errorLines, putLock, range, waitFor } from '../reliability/support.js';
 
@@ -29,6 +30,20 @@ async function twoCatalogJobs(): Promise<Workspace> {
   ws.write('a.xml', rssFeed(A.map((id) => feedItem(id))));
   ws.write('b.xml', rssFeed(B.map((id) => feedItem(id))));
   return ws;
+}
+
+/**
+ * A mirror job on the audience whose lock expires 2 s after its last heartbeat, alerting to a
+ * webhook, after a first run that made members 1-4: the next run has additions and removals.
+ */
+async function lockLossWorkspace(): Promise<{ ws: Workspace; hook: Hook }> {
+  const ws = await workspace();
+  const hook = await startHook();
+  ws.write('adsync.yaml', `${ws.read('adsync.yaml')}lock: { ttl_seconds: 2, heartbeat_seconds: 1 }\nalerts: { webhook_url: "${hook.url('/hook')}" }\n`);
+  ws.write('crm.yaml', 'name: crm\naccount_id: emu-account\nrequest_timeout_ms: 30000\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  max_remove_ratio: 1\n  identifiers: { email: Email, partner_user_id: Id }\n');
+  ws.write('crm.csv', crmExport(range(1, 4)));
+  expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
+  return { ws, hook };
 }
 
 function locks(ws: Workspace): { job: string; owner: string }[] {
@@ -171,6 +186,80 @@ describe('jobs on one target take turns', () => {
     await takeOver('crm', 'lost the job lock', range(1, 3));
     await takeOver(key, 'lost the lock of custom audience emu-audience of account emu-account', range(4, 6));
     expect(emulatorAudience(ws)).toEqual(committedAudience(ws.statePath));
+  });
+
+  it('a run interrupted by a lost lock alerts once: the job lock (no run marked it abandoned), and the target lock', { timeout: 60_000 }, async () => {
+    const { ws, hook } = await lockLossWorkspace();
+    try {
+      const key = 'custom_audience:emu-account:emu-audience';
+      const other = 'other-host.example:1234:abcdef:20261122T000000Z-abcdef';
+      let alerts = 0;
+      for (const [lockKey, lost] of [
+        ['crm', 'the job lock was lost'],
+        [key, 'the lock of custom audience emu-audience of account emu-account was lost'],
+      ] as const) {
+        // Rows come and go: the additions are in flight when the lock is taken, the removals are left.
+        const rows = lockKey === 'crm' ? [...range(3, 4), ...range(5, 6)] : [...range(5, 6), ...range(7, 8)];
+        ws.write('crm.csv', crmExport(rows));
+        ws.fault({ route: 'POST /12/accounts/*/custom_audiences/*/users', kind: 'delay', ms: 3000, times: 1 });
+        const done = collect(ws.spawn(['run', 'crm.yaml', '--json']));
+        await waitFor(() => locks(ws).some((l) => l.job === key), 15_000, 'the run to take the audience lock');
+        putLock(ws.statePath, lockKey, other);
+        const r = await done;
+        expect(r.code, r.stderr).toBe(1);
+        const [summary] = summaries(r);
+        expect(summary).toMatchObject({ status: 'interrupted', error: lost });
+        alerts += 1;
+        await hook.waitForCalls(alerts);
+        const alert = JSON.parse(hook.calls[alerts - 1]?.body ?? '{}') as { event: string; reason: string; summary: { run_id: string } };
+        expect(alert).toMatchObject({ event: 'adsync.run', reason: `run interrupted: ${lost} (another process took it over after lock.ttl_seconds without a heartbeat); what was not sent is sent by the next run`, summary: { run_id: summary?.run_id } });
+        putLock(ws.statePath, lockKey, 'gone');
+        expect((await ws.cli(['unlock', '--force', lockKey])).code).toBe(0);
+      }
+      // Once each: no other alert came meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(hook.calls).toHaveLength(alerts);
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it('a run whose expired job lock another run took over (and marked abandoned) is alerted once, by itself, not again by the taker', { timeout: 60_000 }, async () => {
+    const { ws, hook } = await lockLossWorkspace();
+    try {
+      ws.write('crm.csv', crmExport([...range(3, 4), ...range(5, 6)]));
+      ws.fault({ route: 'POST /12/accounts/*/custom_audiences/*/users', kind: 'delay', ms: 3000, times: 1 });
+      const child = ws.spawn(['run', 'crm.yaml', '--json']);
+      const first = collect(child);
+      await waitFor(() => locks(ws).some((l) => l.job === 'custom_audience:emu-account:emu-audience'), 15_000, 'the run to take the audience lock');
+      // The first run stalls past lock.ttl_seconds (stopped): its locks expire, and the next run
+      // takes them over, marking it abandoned. Then it goes on, and finds its lock lost.
+      const owner = locks(ws).find((l) => l.job === 'crm')?.owner;
+      child.kill('SIGSTOP');
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      const taker = collect(ws.spawn(['run', 'crm.yaml', '--json']));
+      try {
+        await waitFor(() => locks(ws).some((l) => l.job === 'crm' && l.owner !== owner), 15_000, 'the next run to take the job lock over');
+      } finally {
+        child.kill('SIGCONT');
+      }
+      const r = await first;
+      expect(summaries(r)[0]).toMatchObject({ status: 'interrupted', error: 'the job lock was lost' });
+      const t = await taker;
+      expect(t.code, t.stderr).toBe(0);
+      expect(summaries(t)[0]?.notes).toEqual([expect.stringMatching(/^an earlier run of job crm stopped before it finished/)]);
+      await hook.waitForCalls(1);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(hook.calls.map((c) => (JSON.parse(c.body) as { event: string; reason: string }).reason)).toEqual([
+        'run interrupted: the job lock was lost (another process took it over after lock.ttl_seconds without a heartbeat); what was not sent is sent by the next run',
+      ]);
+      // The history has the run as it ended itself.
+      const runs = await ws.cli(['runs', '--json']);
+      const firstRun = String(summaries(r)[0]?.run_id);
+      expect(summaries(runs).find((run) => run.runId === firstRun)).toMatchObject({ status: 'interrupted', error: 'the job lock was lost' });
+    } finally {
+      await hook.close();
+    }
   });
 
   it("off a terminal, a waiting run's progress lines say `waiting`; its rows/s then counts from the wait's end, not from the run's start", { timeout: 30_000 }, async () => {

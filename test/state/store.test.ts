@@ -51,13 +51,31 @@ describe('run history and checkpoints', () => {
     await store.runs.start({ runId: 'r1', job: 'j', kind: 'catalog', command: 'run', dryRun: false, startedAt: 1 });
     await store.runs.finish('r1', { status: 'success', finishedAt: 2, summary: { created: 3 }, rejectsFile: '/tmp/x.csv' });
     await store.runs.start({ runId: 'r2', job: 'j', kind: 'catalog', command: 'run', dryRun: true, startedAt: 3 });
-    expect(await store.runs.markAbandoned('j', 4)).toBe(1);
+    expect(await store.runs.markAbandoned('j', 4)).toEqual(['r2']);
     const runs = await store.runs.list({ job: 'j' });
     expect(runs.map((r) => [r.runId, r.status, r.dryRun])).toEqual([
       ['r2', 'failed', true],
       ['r1', 'success', false],
     ]);
     expect(runs[1]).toMatchObject({ summary: { created: 3 }, rejectsFile: '/tmp/x.csv', finishedAt: 2 });
+  });
+
+  it('reports a run marked abandoned once: by the run that marked it, or by itself when it is alive and ends first', async () => {
+    store = openStateStore(join(dir(), 's.sqlite'));
+    for (const runId of ['dead', 'alive', 'late']) await store.runs.start({ runId, job: 'j', kind: 'custom_audience', command: 'run', dryRun: false, startedAt: 1 });
+    expect((await store.runs.markAbandoned('j', 2)).sort()).toEqual(['alive', 'dead', 'late']);
+    // 'alive' lost its lock and ends before the taker: it reports itself, the taker does not.
+    expect(await store.runs.reportsItself('alive')).toBe(true);
+    expect(await store.runs.reportAbandoned('alive', 'taker')).toBe(false);
+    // 'dead' never ends: the taker reports it. 'late' ends after the taker reported it: not again.
+    expect(await store.runs.reportAbandoned('dead', 'taker')).toBe(true);
+    expect(await store.runs.reportAbandoned('late', 'taker')).toBe(true);
+    expect(await store.runs.reportsItself('late')).toBe(false);
+    // A run never marked reports itself.
+    await store.runs.start({ runId: 'own', job: 'j', kind: 'custom_audience', command: 'run', dryRun: false, startedAt: 3 });
+    expect(await store.runs.reportsItself('own')).toBe(true);
+    expect((await store.runs.get('dead'))?.error).toBe('the process running it stopped before it finished (reported by run taker, which took its lock over)');
+    expect((await store.runs.get('alive'))?.status).toBe('running');
   });
 
   it('gives the runs of list() one at a time (adsync runs --json), and frees the connection when left early', async () => {

@@ -32,6 +32,9 @@ function toRecord(r: RunRow): RunRecord {
   };
 }
 
+/** The error of a run that markAbandoned marked. */
+const ABANDONED = 'the process running it stopped before it finished';
+
 export class SqliteRunHistory implements RunHistory {
   constructor(private readonly db: Db) {}
 
@@ -76,13 +79,37 @@ export class SqliteRunHistory implements RunHistory {
     return Promise.resolve(row ? toRecord(row) : undefined);
   }
 
-  markAbandoned(job: string, now: number): Promise<number> {
+  markAbandoned(job: string, now: number): Promise<string[]> {
+    return writeState(this.db, () =>
+      (
+        this.db
+          .prepare("UPDATE runs SET status = 'failed', finished_at = ?, error = ? WHERE job = ? AND status = 'running' RETURNING run_id")
+          .all(now, ABANDONED, job) as { run_id: string }[]
+      ).map((r) => r.run_id),
+    );
+  }
+
+  reportAbandoned(runId: string, reportedBy: string): Promise<boolean> {
     return writeState(
       this.db,
       () =>
         this.db
-          .prepare("UPDATE runs SET status = 'failed', finished_at = ?, error = 'the process running it stopped before it finished' WHERE job = ? AND status = 'running'")
-          .run(now, job).changes,
+          .prepare("UPDATE runs SET error = ? WHERE run_id = ? AND status = 'failed' AND error = ?")
+          .run(`${ABANDONED} (reported by run ${reportedBy}, which took its lock over)`, runId, ABANDONED).changes === 1,
+    );
+  }
+
+  reportsItself(runId: string): Promise<boolean> {
+    return writeState(this.db, () =>
+      this.db
+        .transaction(() => {
+          // Undo the mark: the run is ending itself, and its taker then finds nothing to report.
+          const undone = this.db.prepare("UPDATE runs SET status = 'running', finished_at = NULL, error = NULL WHERE run_id = ? AND status = 'failed' AND error = ?").run(runId, ABANDONED).changes;
+          if (undone === 1) return true;
+          const row = this.db.prepare('SELECT status FROM runs WHERE run_id = ?').get(runId) as { status: string } | undefined;
+          return row?.status === 'running';
+        })
+        .immediate(),
     );
   }
 }
