@@ -6,8 +6,7 @@
  */
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { StateError } from '../errors.js';
-import { scrubSecrets } from '../logging/secrets.js';
+import { reportedText, StateError } from '../errors.js';
 
 export interface RejectEntry {
   row: number;
@@ -54,8 +53,8 @@ export class RejectsFile {
     if (entries.length === 0) return;
     if (entries[0]?.kept !== true) this.count += 1;
     for (const e of entries) {
-      // The field and reason may be the service's words, which can echo the request.
-      const fields = [String(e.row), String(e.line), e.id ?? '', scrubSecrets(e.field), scrubSecrets(e.reason)];
+      // The field and reason may be the service's words, which can echo the request, and span lines.
+      const fields = [String(e.row), String(e.line), e.id ?? '', reportedText(e.field), reportedText(e.reason)];
       if (this.withValues) fields.push(e.value ?? '');
       this.push(`${fields.map(csvField).join(',')}\n`);
     }

@@ -4,7 +4,7 @@
  * no control character left raw: the `adsync: job ... failed: ...` line on stderr, the JSON
  * summary, the run history (`adsync runs`) and the alert.
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { errorLines, summaries, workspacePerTest } from '../helpers/e2e.js';
@@ -61,4 +61,15 @@ describe('error messages stay on one line', () => {
       }
     });
   }
+
+  it('the rejects file: an operation the service refused with a message that spans lines is one line of it', { timeout: 30_000 }, async () => {
+    const ws = await newWorkspace();
+    ws.write('crm.yaml', 'name: crm\naccount_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  mode: add\n  identifiers: { email: Email }\n');
+    ws.write('crm.csv', 'Email\na@example.com\nb@example.com\n');
+    ws.fault({ route: 'POST /12/accounts/*/custom_audiences/*/users', kind: 'operation_errors', message: SAID });
+    const run = await ws.cli(['run', 'crm.yaml', '--json']);
+    expect(run.code, run.stderr).toBe(1);
+    const file = readFileSync(String(summaries(run)[0]?.rejects_file), 'utf8');
+    expect(file.trim().split('\n').slice(1).sort()).toEqual(['1,0,,email', '2,0,,email'].map((l) => `${l},the service refused the operation: INVALID_PARAMETER ${WRITTEN}`));
+  });
 });
