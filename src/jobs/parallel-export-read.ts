@@ -411,8 +411,19 @@ async function readOpenExportInParallel(
     failure ??= partFailureOf(error);
   });
   const all = Promise.all([own, ...workersSettled]);
-  const stopped = new Promise<void>((resolve) => ctx.stop.addEventListener('abort', () => resolve(), { once: true }));
-  await Promise.race([all, stopped]);
+  // The listener is removed once the parts are done: the run's stop signal (AbortSignal.any)
+  // is kept alive by Node while it has an abort listener and has not aborted, and this one
+  // held the whole run (its scan, its 1 MB spool buffers) for the life of the scheduler.
+  let onStop = (): void => undefined;
+  const stopped = new Promise<void>((resolve) => {
+    onStop = resolve;
+    ctx.stop.addEventListener('abort', onStop, { once: true });
+  });
+  try {
+    await Promise.race([all, stopped]);
+  } finally {
+    ctx.stop.removeEventListener('abort', onStop);
+  }
   await Promise.all(parts.flatMap((p) => (p.worker ? [p.worker.terminate()] : [])));
   await own;
   await queue;
