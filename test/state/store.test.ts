@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { StateError } from '../../src/errors.js';
 import { openStateStore, type StateStore } from '../../src/state/index.js';
 import { openDatabase, writeState } from '../../src/state/sqlite/database.js';
+import { MARK_ABANDONED } from '../../src/state/sqlite/run-history.js';
 import { MIGRATIONS } from '../../src/state/sqlite/schema.js';
 
 let store: StateStore | undefined;
@@ -76,6 +77,23 @@ describe('run history and checkpoints', () => {
     expect(await store.runs.reportsItself('own')).toBe(true);
     expect((await store.runs.get('dead'))?.error).toBe('the process running it stopped before it finished (reported by run taker, which took its lock over)');
     expect((await store.runs.get('alive'))?.status).toBe('running');
+  });
+
+  it("looks for a job's dead runs among the runs in progress only, not through every run the job made (the history grows for months)", async () => {
+    const path = join(dir(), 's.sqlite');
+    store = openStateStore(path);
+    for (let i = 0; i < 50; i++) {
+      await store.runs.start({ runId: `r${i}`, job: 'j', kind: 'catalog', command: 'run', dryRun: false, startedAt: i });
+      await store.runs.finish(`r${i}`, { status: 'success', finishedAt: i, summary: {} });
+    }
+    await store.runs.start({ runId: 'dead', job: 'j', kind: 'catalog', command: 'run', dryRun: false, startedAt: 60 });
+    const raw = new Database(path, { readonly: true });
+    const plan = raw.prepare(`EXPLAIN QUERY PLAN ${MARK_ABANDONED}`).all(70, 'gone', 'j') as { detail: string }[];
+    raw.close();
+    expect(plan.map((step) => step.detail)).toEqual(['SEARCH runs USING INDEX runs_running (job=?)']);
+    expect(await store.runs.markAbandoned('j', 70)).toEqual(['dead']);
+    expect((await store.runs.get('dead'))?.status).toBe('failed');
+    expect(await store.runs.markAbandoned('j', 80)).toEqual([]);
   });
 
   it('gives the runs of list() one at a time (adsync runs --json), and frees the connection when left early', async () => {

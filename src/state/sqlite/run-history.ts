@@ -35,6 +35,13 @@ function toRecord(r: RunRow): RunRecord {
 /** The error of a run that markAbandoned marked. */
 const ABANDONED = 'the process running it stopped before it finished';
 
+/**
+ * Marks the job's runs still recorded as running failed (their process died; the caller holds
+ * the job's lock), giving their run ids. Parameters: finished_at, error, job. It reads only the
+ * runs in progress (the partial index runs_running), never the job's whole history.
+ */
+export const MARK_ABANDONED = "UPDATE runs SET status = 'failed', finished_at = ?, error = ? WHERE job = ? AND status = 'running' RETURNING run_id";
+
 export class SqliteRunHistory implements RunHistory {
   constructor(private readonly db: Db) {}
 
@@ -83,7 +90,7 @@ export class SqliteRunHistory implements RunHistory {
     return writeState(this.db, () =>
       (
         this.db
-          .prepare("UPDATE runs SET status = 'failed', finished_at = ?, error = ? WHERE job = ? AND status = 'running' RETURNING run_id")
+          .prepare(MARK_ABANDONED)
           .all(now, ABANDONED, job) as { run_id: string }[]
       ).map((r) => r.run_id),
     );
