@@ -2,7 +2,9 @@
  * README's "Running it for real" examples, taken from README.md as written: the systemd unit
  * must mean to systemd what its comments say, and the cron line must run the job with the
  * credentials of the environment file it names (the file the unit reads, `KEY=value` lines).
+ * And the statement of "Run history" that keeps 90 days of it must delete just what it says.
  */
+import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -72,5 +74,30 @@ describe('README: running it for real', () => {
     expect(r.code, errors).toBe(0);
     const summary = JSON.parse(readFileSync(join(logs, 'acme-crm.jsonl'), 'utf8')) as Record<string, unknown>;
     expect([summary.job, summary.status, summary.added]).toEqual(['acme-crm', 'success', 2]);
+  });
+
+  it('the statement that keeps 90 days of run history deletes the finished runs older than that, and only those', { timeout: 60_000 }, async () => {
+    ws = await createWorkspace();
+    ws.write('jobs/crm.yaml', 'account_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email }\n');
+    ws.write('jobs/crm.csv', 'Email\nada@example.com\n');
+    expect((await ws.cli(['run', 'jobs/crm.yaml'])).code).toBe(0);
+    const command = fencedBlock('To keep the history to the last 90 days', 'sh');
+    const sql = /^sqlite3 \.adsync\/state\.sqlite "(.+)"$/.exec(command)?.[1];
+    expect(sql, command).toBeDefined();
+    const day = 86_400_000;
+    const db = new Database(ws.statePath);
+    const insert = db.prepare("INSERT INTO runs (run_id, job, kind, command, status, dry_run, started_at) VALUES (?, 'crm', 'custom_audience', 'run', ?, 0, ?)");
+    insert.run('old-failed', 'failed', Date.now() - 200 * day);
+    insert.run('old-success', 'success', Date.now() - 91 * day);
+    insert.run('old-running', 'running', Date.now() - 100 * day);
+    insert.run('recent', 'success', Date.now() - 89 * day);
+    db.exec(sql ?? '');
+    const left = (db.prepare('SELECT run_id FROM runs ORDER BY started_at').all() as { run_id: string }[]).map((r) => r.run_id);
+    db.close();
+    expect(left.slice(0, 2)).toEqual(['old-running', 'recent']);
+    expect(left).toHaveLength(3); // and the run made above
+    const runs = await ws.cli(['runs', '--json']);
+    expect(runs.code, runs.stderr).toBe(0);
+    expect(runs.stdout.trim().split('\n')).toHaveLength(3);
   });
 });
