@@ -232,11 +232,16 @@ describe('jobs on one target take turns', () => {
       const child = ws.spawn(['run', 'crm.yaml', '--json']);
       const first = collect(child);
       await waitFor(() => locks(ws).some((l) => l.job === 'custom_audience:emu-account:emu-audience'), 15_000, 'the run to take the audience lock');
-      // The first run stalls past lock.ttl_seconds (stopped): its locks expire, and the next run
-      // takes them over, marking it abandoned. Then it goes on, and finds its lock lost.
+      // The first run stalls (stopped) long past lock.ttl_seconds: its locks expire (its job
+      // lock's expiry is put 16 minutes back: a live holder of this machine keeps an expired
+      // job lock for 15 minutes, job-lock.ts), and the next run takes them over, marking it
+      // abandoned. Then it goes on, and finds its lock lost.
       const owner = locks(ws).find((l) => l.job === 'crm')?.owner;
       child.kill('SIGSTOP');
       await new Promise((resolve) => setTimeout(resolve, 2500));
+      const db = new Database(ws.statePath);
+      db.prepare("UPDATE locks SET heartbeat_at = heartbeat_at - 960000, expires_at = expires_at - 960000 WHERE job = 'crm'").run();
+      db.close();
       const taker = collect(ws.spawn(['run', 'crm.yaml', '--json']));
       try {
         await waitFor(() => locks(ws).some((l) => l.job === 'crm' && l.owner !== owner), 15_000, 'the next run to take the job lock over');
@@ -247,7 +252,9 @@ describe('jobs on one target take turns', () => {
       expect(summaries(r)[0]).toMatchObject({ status: 'interrupted', error: 'the job lock was lost' });
       const t = await taker;
       expect(t.code, t.stderr).toBe(0);
-      expect(summaries(t)[0]?.notes).toEqual([expect.stringMatching(/^an earlier run of job crm stopped before it finished/)]);
+      // The audience lock of the stopped run (alive, of this machine) is waited for until its
+      // heartbeat has stood still for lock.ttl_seconds by the taker's clock.
+      expect(summaries(t)[0]?.notes).toEqual([expect.stringMatching(/^an earlier run of job crm stopped before it finished/), expect.stringMatching(/^waited \d+\.\d s for custom audience emu-audience/)]);
       await hook.waitForCalls(1);
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(hook.calls.map((c) => (JSON.parse(c.body) as { event: string; reason: string }).reason)).toEqual([
