@@ -83,6 +83,8 @@ export function sendHttp(req: HttpRequest): Promise<HttpResponse> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      // The signal is the run's: a listener left on it would keep this request until the run ends.
+      req.signal?.removeEventListener('abort', onAbort);
       request.destroy();
       reject(error ?? new NetworkError(req.method, path, oneLine(reason), cause));
     };
@@ -91,6 +93,7 @@ export function sendHttp(req: HttpRequest): Promise<HttpResponse> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
       request.destroy();
       void speaksTls(req.url, Math.min(TLS_PROBE_MS, req.timeoutMs)).then((speaks) =>
         reject(speaks ? new TlsExpectedError(req.method, path, req.url.host, cause) : new NetworkError(req.method, path, oneLine(reason), cause)),
