@@ -10,7 +10,7 @@
  * - off a terminal, `progress_interval_seconds` gives `progress` JSON log lines on stderr,
  *   while `--json` keeps stdout to the summary lines.
  */
-import Database from 'better-sqlite3';
+import { openTestDatabase } from '../helpers/sqlite.js';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -238,7 +238,7 @@ describe('alerts', () => {
     ws.write('crm.yaml', audienceJob());
     expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
     // The lock of a run on another machine, renewed a moment ago.
-    const db = new Database(ws.statePath);
+    const db = openTestDatabase(ws.statePath);
     const now = Date.now();
     db.prepare('INSERT OR REPLACE INTO locks (job, owner, acquired_at, heartbeat_at, expires_at) VALUES (?, ?, ?, ?, ?)').run('crm', 'elsewhere:4242:abcdef', now, now, now + 600_000);
     db.close();

@@ -3,7 +3,7 @@
  * exact membership, re-sending at most the batches that were in flight.
  */
 import { createHash } from 'node:crypto';
-import Database from 'better-sqlite3';
+import { openTestDatabase } from '../helpers/sqlite.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
 import { audienceOf, committedAudience, crmExport, emulatorAudience, range, waitFor } from '../reliability/support.js';
@@ -40,7 +40,7 @@ describe('a killed audience upload', () => {
     const killed = await done;
     expect(killed.signal, `exit code ${String(killed.code)}; stderr: ${killed.stderr.slice(-2000)}`).toBe('SIGKILL');
 
-    const db = new Database(ws.statePath, { readonly: true });
+    const db = openTestDatabase(ws.statePath, { readonly: true });
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
     const committed = (db.prepare('SELECT COUNT(*) AS n FROM audience_members').get() as { n: number }).n;
     db.close();

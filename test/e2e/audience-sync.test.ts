@@ -4,7 +4,7 @@
  * the code under test.
  */
 import { createHash } from 'node:crypto';
-import Database from 'better-sqlite3';
+import { openTestDatabase } from '../helpers/sqlite.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -255,7 +255,7 @@ describe('audience sync (custom audience)', () => {
     ws.write('exports/crm.csv', FIXTURE);
     await ws.cli(['run', 'crm.yaml']);
     // Two members were last sent 40 days ago, as far as the state knows.
-    const db = new Database(ws.statePath);
+    const db = openTestDatabase(ws.statePath);
     const ada = Buffer.from(sha('ada@example.com'), 'hex');
     expect(db.prepare('UPDATE audience_members SET sent_at = sent_at - 40 * 86400000 WHERE value IN (?, ?)').run(ada, Buffer.from('C002')).changes).toBe(2);
     db.close();

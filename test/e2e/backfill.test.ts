@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openTestDatabase } from '../helpers/sqlite.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
 
@@ -52,7 +52,7 @@ async function waitFor(condition: () => boolean, timeoutMs = 60_000): Promise<vo
 }
 
 function checkpointRows(): number | undefined {
-  const db = new Database(ws.statePath, { readonly: true });
+  const db = openTestDatabase(ws.statePath, { readonly: true });
   try {
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
     return (db.prepare('SELECT rows_done FROM checkpoints').get() as { rows_done: number } | undefined)?.rows_done;

@@ -2,7 +2,7 @@
  * Catalog backfills: a feed upserted in full, checkpointed per acknowledged request, never
  * deleting; killed with SIGKILL it resumes and ends exactly as an uninterrupted run.
  */
-import Database from 'better-sqlite3';
+import { openTestDatabase } from '../helpers/sqlite.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
 import { json, startScriptedServer } from '../helpers/scripted-server.js';
@@ -77,7 +77,7 @@ describe('adsync backfill of a catalog job', () => {
       while ((ws.emulator.stateSummary().requests.by_route[PUT_ROUTE] ?? 0) < killAfter && Date.now() < until) await new Promise((res) => setTimeout(res, 10));
       child.kill('SIGKILL');
       expect((await done).signal).toBe('SIGKILL');
-      const db = new Database(ws.statePath, { readonly: true });
+      const db = openTestDatabase(ws.statePath, { readonly: true });
       expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
       const rows = (db.prepare('SELECT rows_done FROM checkpoints').get() as { rows_done: number } | undefined)?.rows_done ?? -1;
       db.close();
@@ -120,7 +120,7 @@ describe('adsync backfill of a catalog job, against a service whose answer leave
       expect(summaries(first)[0]).toMatchObject({ status: 'failed', error: "1 products could not be delivered (the service's answer has no result for 1 of the 25 products sent); the next run sends them again" });
       expect(leftOut).toBe('SKU-25');
       expect(received).toHaveLength(60);
-      const db = new Database(ws.statePath, { readonly: true });
+      const db = openTestDatabase(ws.statePath, { readonly: true });
       expect(db.prepare('SELECT rows_done FROM checkpoints').get()).toEqual({ rows_done: 0 });
       db.close();
 

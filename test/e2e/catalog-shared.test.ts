@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { CliResult } from '../helpers/cli.js';
 import { createWorkspace, type Workspace } from '../helpers/e2e.js';
 import { catalogIds, catalogJob, counts, feedItem, ids, rssFeed, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
+import { openTestDatabase } from '../helpers/sqlite.js';
 
 let workspaces: Workspace[] = [];
 afterEach(async () => {
@@ -129,8 +130,7 @@ describe('two jobs on one catalog', () => {
     feed('a', A);
     expect((await run('a')).code).toBe(0);
     // As an adsync before the job column left them: products of no job.
-    const { default: Database } = await import('better-sqlite3');
-    const db = new Database(ws.statePath);
+    const db = openTestDatabase(ws.statePath);
     db.prepare('UPDATE catalog_products SET job = NULL').run();
     db.close();
 

@@ -19,7 +19,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import Database from 'better-sqlite3';
+import { openTestDatabase } from '../helpers/sqlite.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStateStore } from '../../src/state/index.js';
 import type { CliResult } from '../helpers/cli.js';
@@ -342,7 +342,7 @@ describe('adsync unlock <job>', () => {
   /** The owner of job crm's lock, read from the state database (undefined: none yet). */
   function lockOwner(): string | undefined {
     try {
-      const db = new Database(ws.statePath, { readonly: true, fileMustExist: true });
+      const db = openTestDatabase(ws.statePath, { readonly: true, fileMustExist: true });
       try {
         return (db.prepare("SELECT owner FROM locks WHERE job = 'crm'").get() as { owner: string } | undefined)?.owner;
       } finally {

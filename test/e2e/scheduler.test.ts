@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import http from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import Database from 'better-sqlite3';
+import { openTestDatabase } from '../helpers/sqlite.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import { BIN, type CliResult } from '../helpers/cli.js';
@@ -172,7 +172,7 @@ describe('adsync schedule', () => {
     // What the state database says was sent is exactly what the service holds.
     const members = ws.emulator.state().custom_audiences['emu-audience']?.members ?? {};
     const onService = (members.email?.length ?? 0) + (members.partner_user_id?.length ?? 0);
-    const db = new Database(ws.statePath, { readonly: true });
+    const db = openTestDatabase(ws.statePath, { readonly: true });
     const inState = (db.prepare('SELECT COUNT(*) AS n FROM audience_members WHERE present = 1').get() as { n: number }).n;
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
     db.close();

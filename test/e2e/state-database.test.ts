@@ -7,7 +7,7 @@
  * this is a bug in adsync", without a summary or an alert.
  */
 import { spawnSync } from 'node:child_process';
-import Database from 'better-sqlite3';
+import { openTestDatabase } from '../helpers/sqlite.js';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -39,7 +39,7 @@ describe('the state database is the owner\'s alone', () => {
     expect(mode(dirname(ws.statePath))).toBe(0o700);
     // A reader (a later run, a sqlite3 shell) makes the -wal and -shm files again: SQLite gives
     // them the database's mode.
-    const db = new Database(ws.statePath);
+    const db = openTestDatabase(ws.statePath);
     try {
       expect(db.prepare('SELECT COUNT(*) AS n FROM audience_members').get()).toEqual({ n: 1 });
       expect(mode(`${ws.statePath}-wal`)).toBe(0o600);
@@ -53,7 +53,7 @@ describe('the state database is the owner\'s alone', () => {
     ws.write('crm.csv', 'Email\na@example.com\n');
     ws.write('crm.yaml', JOB);
     mkdirSync(dirname(ws.statePath), { recursive: true });
-    new Database(ws.statePath).close();
+    openTestDatabase(ws.statePath).close();
     chmodSync(ws.statePath, 0o640);
     const r = await ws.cli(['run', 'crm.yaml']);
     expect(r.code, r.stderr).toBe(0);
@@ -142,7 +142,7 @@ describe('a state database adsync cannot use', () => {
     ws.write('crm.yaml', JOB);
     expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
     // Another process (a sqlite3 shell, a backup tool) holds a write transaction open.
-    const other = new Database(ws.statePath);
+    const other = openTestDatabase(ws.statePath);
     other.exec('BEGIN IMMEDIATE');
     let r;
     try {
@@ -158,7 +158,7 @@ describe('a state database adsync cannot use', () => {
     expect(r.stderr).toContain(`adsync: job crm failed: ${error}`);
     const summary = summaryOf(r);
     expect(summary).toMatchObject({ job: 'crm', status: 'failed', exit_code: 1, error: expect.stringContaining(error) as string });
-    const db = new Database(ws.statePath, { readonly: true });
+    const db = openTestDatabase(ws.statePath, { readonly: true });
     expect(db.prepare('SELECT COUNT(*) AS n FROM locks').get()).toEqual({ n: 0 });
     expect(db.prepare('SELECT status FROM runs').all()).toEqual([{ status: 'success' }]);
     db.close();

@@ -9,7 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
-import Database from 'better-sqlite3';
+import { openTestDatabase } from '../helpers/sqlite.js';
 import { describe, expect, it } from 'vitest';
 import { collect, summaries, workspacePerTest, type Workspace } from '../helpers/e2e.js';
 import { startHook, type Hook } from '../helpers/webhook.js';
@@ -52,7 +52,7 @@ function locks(ws: Workspace): { job: string; owner: string }[] {
 
 function uploadMark(ws: Workspace): unknown {
   if (!existsSync(ws.statePath)) return undefined;
-  const db = new Database(ws.statePath, { readonly: true });
+  const db = openTestDatabase(ws.statePath, { readonly: true });
   try {
     return (db.prepare("SELECT upload_started_at FROM catalogs WHERE catalog_id = 'emu-catalog'").get() as { upload_started_at: unknown } | undefined)?.upload_started_at;
   } catch {
@@ -358,7 +358,7 @@ describe('jobs on one target take turns', () => {
     await waitFor(() => stderr.includes('waiting for catalog emu-catalog'), 15_000, 'b to wait');
     // Another tool (a backup, sqlite3) holds the write lock well past the 10 s busy timeout while b
     // waits: a poll that took the write lock would wait those 10 s in SQLite, then fail the run.
-    const other = new Database(ws.statePath);
+    const other = openTestDatabase(ws.statePath);
     other.exec('BEGIN IMMEDIATE');
     const heldUntil = Date.now() + 13_000;
     await waitFor(() => Date.now() > heldUntil, 14_000, 'the hold to end');

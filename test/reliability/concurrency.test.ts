@@ -11,7 +11,7 @@ import http, { type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import { openTestDatabase } from '../helpers/sqlite.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../src/state/sqlite/schema.js';
 import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
@@ -263,7 +263,7 @@ describe('two runs of the same job at once', () => {
     const fresh = await createWorkspace();
     try {
       mkdirSync(dirname(fresh.statePath), { recursive: true });
-      const db = new Database(fresh.statePath);
+      const db = openTestDatabase(fresh.statePath);
       // As adsync makes it (else B warns that others can read it).
       chmodSync(fresh.statePath, 0o600);
       db.pragma('journal_mode = WAL');

@@ -9,7 +9,7 @@
  * taken as written: the file ended in the middle of a line, without the rejects after it, and
  * the run succeeded (exit 0, `rejected` counting rows the file did not hold).
  */
-import Database from 'better-sqlite3';
+import { openTestDatabase } from '../helpers/sqlite.js';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -28,7 +28,7 @@ afterEach(async () => {
 const JOB = 'name: crm\naccount_id: emu-account\nsource: { path: crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email, partner_user_id: Id }\nmax_reject_ratio: 1\n';
 
 function history(): { status: string; error: string | null }[] {
-  const db = new Database(ws.statePath, { readonly: true });
+  const db = openTestDatabase(ws.statePath, { readonly: true });
   try {
     expect(db.prepare('SELECT COUNT(*) AS n FROM locks').get()).toEqual({ n: 0 });
     return db.prepare('SELECT status, error FROM runs').all() as { status: string; error: string | null }[];

@@ -5,7 +5,7 @@
  * committing: on the main thread (`commit_thread_min: null`) and on the commit thread
  * (`commit_thread_min: 1`; a real export's batches are large enough for it).
  */
-import Database from 'better-sqlite3';
+import { openTestDatabase } from '../helpers/sqlite.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
 import { audienceOf, committedAudience, committedCatalog, crmExport, emulatorAudience, emulatorCatalog, expectAudienceStateBehindService, expectNoStackTrace, feedOf, range, waitFor } from './support.js';
@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 
 function renameMembers(from: string, to: string): void {
-  const db = new Database(ws.statePath);
+  const db = openTestDatabase(ws.statePath);
   try {
     db.exec(`ALTER TABLE ${from} RENAME TO ${to}`);
   } finally {
@@ -67,7 +67,7 @@ describe('a state database that cannot record the end of a run', () => {
     expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
     ws.write('exports/crm.csv', crmExport(range(1, 6)));
     // The end of the run (its history row, its lock) cannot be written: as on a full disk.
-    const db = new Database(ws.statePath);
+    const db = openTestDatabase(ws.statePath);
     db.exec(`CREATE TRIGGER full_history BEFORE UPDATE ON runs WHEN NEW.job = 'crm' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;
              CREATE TRIGGER full_locks BEFORE DELETE ON locks WHEN OLD.job = 'crm' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;`);
     db.close();
@@ -83,7 +83,7 @@ describe('a state database that cannot record the end of a run', () => {
     expect(other).toMatchObject({ job: 'other', status: 'success', exit_code: 0 });
     expect(emulatorAudience(ws)).toEqual(audienceOf(range(1, 6)));
 
-    const fixed = new Database(ws.statePath);
+    const fixed = openTestDatabase(ws.statePath);
     fixed.exec('DROP TRIGGER full_history; DROP TRIGGER full_locks;');
     fixed.close();
     const rerun = await ws.cli(['run', 'crm.yaml', '--json']);
@@ -98,7 +98,7 @@ async function refuseNewProducts(products: number): Promise<void> {
   ws.write('feed.xml', feedOf(range(1, 2).map((n) => ({ n, price: '10.00 USD' }))));
   expect((await ws.cli(['run', 'shop.yaml'])).code).toBe(0);
   ws.write('feed.xml', feedOf(range(1, products).map((n) => ({ n, price: '10.00 USD' }))));
-  const db = new Database(ws.statePath);
+  const db = openTestDatabase(ws.statePath);
   db.exec(`CREATE TRIGGER full BEFORE INSERT ON catalog_products BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;`);
   db.close();
 }
@@ -117,7 +117,7 @@ describe('a catalog commit the state database refuses', () => {
     const puts = ws.emulator.stateSummary().requests.by_route['PUT /12/product_catalogs/:product_catalog_id/products'] ?? 0;
     expect(puts).toBeLessThan(1 + 3000 / 25);
 
-    const fixed = new Database(ws.statePath);
+    const fixed = openTestDatabase(ws.statePath);
     fixed.exec('DROP TRIGGER full;');
     fixed.close();
     const rerun = await ws.cli(['run', 'shop.yaml', '--json']);

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { openTestDatabase } from '../helpers/sqlite.js';
 import { expect } from 'vitest';
 import { IDENTIFIER_TYPES } from '../../src/hash/types.js';
 import type { CliResult } from '../helpers/cli.js';
@@ -86,7 +87,7 @@ export function emulatorAudience(ws: Workspace, audienceId = 'emu-audience'): Au
 
 function openState(path: string): Database.Database | undefined {
   if (!existsSync(path)) return undefined;
-  return new Database(path, { readonly: true, fileMustExist: true });
+  return openTestDatabase(path, { readonly: true, fileMustExist: true });
 }
 
 /** PRAGMA integrity_check of the state database ('ok' when there is none yet). */
@@ -263,7 +264,7 @@ export function expectCatalogStateExact(ws: Workspace): void {
 
 /** Writes a lock row (a job's or a target's) as a holder with `owner` leaves it, expiring in 10 minutes. */
 export function putLock(statePath: string, key: string, owner: string): void {
-  const db = new Database(statePath);
+  const db = openTestDatabase(statePath);
   try {
     const now = Date.now();
     db.prepare('INSERT OR REPLACE INTO locks (job, owner, acquired_at, heartbeat_at, expires_at) VALUES (?, ?, ?, ?, ?)').run(key, owner, now, now, now + 600_000);

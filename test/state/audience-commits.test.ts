@@ -3,7 +3,7 @@
  * commits made on the main thread, applied in the order they were made even when the caller
  * does not wait between them, and a failure that reaches the caller as a StateError.
  */
-import Database from 'better-sqlite3';
+import { openTestDatabase } from '../helpers/sqlite.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +33,7 @@ function open(path: string, offThreadCommitMin: number): StateStore {
 
 /** The members of an audience as (hex value, present) pairs, read with a connection of its own. */
 function membersOf(path: string): [string, number][] {
-  const db = new Database(path, { readonly: true });
+  const db = openTestDatabase(path, { readonly: true });
   try {
     return (db.prepare('SELECT hex(value) AS v, present FROM audience_members ORDER BY field, value').all() as { v: string; present: number }[]).map((r) => [r.v.toLowerCase(), r.present]);
   } finally {
@@ -97,7 +97,7 @@ describe('audience commits on the commit thread', () => {
     const audience = open(path, min).audience('custom_audience:a:1');
     await audience.commit({ added: emails(0, 100), sentAt: Date.now(), mode: 'mirror' });
     const rename = (from: string, to: string): void => {
-      const other = new Database(path);
+      const other = openTestDatabase(path);
       other.exec(`ALTER TABLE ${from} RENAME TO ${to}`);
       other.close();
     };
@@ -116,7 +116,7 @@ describe('audience commits on the commit thread', () => {
     // connection is an in-memory one, so only the thread fails.
     const dir = mkdtempSync(join(tmpdir(), 'adsync-commits-'));
     writeFileSync(join(dir, 'not-a-folder'), '');
-    const db = new Database(':memory:');
+    const db = openTestDatabase(':memory:');
     const commits = new AudienceCommits(db, join(dir, 'not-a-folder', 'state.sqlite'), 1);
     await expect(commits.commit(1, { added: emails(0, 10), sentAt: Date.now(), mode: 'mirror' })).rejects.toThrow(/cannot commit to the state database .*not-a-folder/);
     // The thread is gone; the next commit starts another (which fails the same way), and
@@ -130,7 +130,7 @@ describe('audience commits on the commit thread', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'adsync-commits-')), 'state.sqlite');
     const store = open(path, 1);
     const audience = store.audience('custom_audience:a:1');
-    const other = new Database(path);
+    const other = openTestDatabase(path);
     other.exec('ALTER TABLE audience_members RENAME TO audience_members_gone');
     other.close();
     const failed = audience.commit({ added: emails(0, 10), sentAt: Date.now(), mode: 'mirror' });

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { openTestDatabase } from '../helpers/sqlite.js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -131,7 +131,7 @@ describe('run history and checkpoints', () => {
 
   it('reads a checkpoint saved before schema 4 without the settings it was sent with', async () => {
     const path = join(dir(), 's.sqlite');
-    const raw = new Database(path);
+    const raw = openTestDatabase(path);
     for (const migration of MIGRATIONS.slice(0, 3)) raw.exec(migration);
     raw.pragma('user_version = 3');
     raw.prepare("INSERT INTO checkpoints (job, source_key, rows_done, updated_at, counts) VALUES ('j', 'f|1|2', 700, 9, '{}')").run();
@@ -174,14 +174,14 @@ describe('database', () => {
     const path = join(dir(), 's.sqlite');
     store = openStateStore(path);
     expect(await store.integrityCheck()).toBe('ok');
-    const raw = new Database(path, { readonly: true });
+    const raw = openTestDatabase(path, { readonly: true });
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     raw.close();
   });
 
   it('opens a database of the previous schema, keeps its catalog state and adds raw fingerprints', async () => {
     const path = join(dir(), 's.sqlite');
-    const raw = new Database(path);
+    const raw = openTestDatabase(path);
     raw.exec(MIGRATIONS[0] ?? '');
     raw.pragma('user_version = 1');
     raw.prepare("INSERT INTO catalogs (id, catalog_id) VALUES (1, 'c1')").run();
@@ -201,7 +201,7 @@ describe('database', () => {
     expect(await store.integrityCheck()).toBe('ok');
     await store.close();
     store = undefined;
-    const check = new Database(path, { readonly: true });
+    const check = openTestDatabase(path, { readonly: true });
     expect(check.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
     check.close();
   });
@@ -219,7 +219,7 @@ describe('database', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(300);
     expect(await store.integrityCheck()).toBe('ok');
     await exited;
-    const raw = new Database(path, { readonly: true });
+    const raw = openTestDatabase(path, { readonly: true });
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(raw.prepare('SELECT COUNT(*) AS n FROM held').get()).toEqual({ n: 1 });
     raw.close();
@@ -227,7 +227,7 @@ describe('database', () => {
 
   it('refuses a database written by a newer adsync', () => {
     const path = join(dir(), 's.sqlite');
-    const raw = new Database(path);
+    const raw = openTestDatabase(path);
     raw.pragma('user_version = 99');
     raw.close();
     expect(() => openStateStore(path)).toThrow(StateError);
@@ -259,7 +259,7 @@ describe('opening a new database from several processes at once', () => {
 
 /** A database of schema 4 (before catalog_products.job), in WAL mode as adsync leaves it. */
 function schema4(path: string): void {
-  const raw = new Database(path);
+  const raw = openTestDatabase(path);
   raw.pragma('journal_mode = WAL');
   for (const migration of MIGRATIONS.slice(0, 4)) raw.exec(migration);
   raw.pragma('user_version = 4');
@@ -277,7 +277,7 @@ describe('upgrading a database another process is writing', () => {
     const { exited } = await holdWriteLock(path, 600, { then: `PRAGMA user_version = ${MIGRATIONS.length + 1}` });
     expect(() => openStateStore(path)).toThrow(new RegExp(`written by a newer adsync \\(schema ${MIGRATIONS.length + 1}\\)`));
     await exited;
-    const raw = new Database(path, { readonly: true });
+    const raw = openTestDatabase(path, { readonly: true });
     expect(raw.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length + 1);
     raw.close();
   });
@@ -298,7 +298,7 @@ describe('upgrading a database another process is writing', () => {
     expect((failure as StateError).message).toBe(`cannot open the state database ${path}: database is locked`);
     expect((failure as StateError).hint).toContain('another process kept it locked for more than 10 s');
     await exited;
-    const raw = new Database(path, { readonly: true });
+    const raw = openTestDatabase(path, { readonly: true });
     expect(raw.pragma('user_version', { simple: true })).toBe(4);
     raw.close();
   });

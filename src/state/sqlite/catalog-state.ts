@@ -18,6 +18,7 @@ import type {
   ServiceProduct,
 } from '../store.js';
 import { writeState, type Db } from './database.js';
+import { rawStatement } from './kept-wrappers.js';
 import { SpoolFile, temporaryFolderFailure } from '../spool-file.js';
 
 /**
@@ -40,11 +41,26 @@ function warningsOf(json: string | null): string[] {
 }
 
 let tableCounter = 0;
+/**
+ * Numbers of the temporary tables dropped, given to the next ones: the statements prepared on a
+ * table's name are kept for the connection's life (kept-wrappers.ts), so the names a long-lived
+ * scheduler uses must not grow with every run.
+ */
+const freeTableNumbers: number[] = [];
+const liveTableNumbers = new Set<number>();
 
-/** A name for a temporary table of this connection, unique in the process. */
+/** A name for a temporary table of this connection, unique in the process until it is dropped. */
 function tempTableName(kind: string): string {
-  tableCounter += 1;
-  return `catalog_${kind}_${process.pid}_${tableCounter}`;
+  const n = freeTableNumbers.pop() ?? ++tableCounter;
+  liveTableNumbers.add(n);
+  return `catalog_${kind}_${process.pid}_${n}`;
+}
+
+/** Drops a temporary table named by tempTableName (with its schema), and frees its name. */
+function dropTempTable(db: Db, table: string): void {
+  db.exec(`DROP TABLE IF EXISTS ${table}`);
+  const n = Number(/_(\d+)$/.exec(table)?.[1]);
+  if (liveTableNumbers.delete(n)) freeTableNumbers.push(n);
 }
 
 /**
@@ -79,7 +95,7 @@ async function withServiceList<T>(db: Db, kind: string, products: AsyncIterable<
     }
     return use(table);
   } finally {
-    db.exec(`DROP TABLE IF EXISTS ${table}`);
+    dropTempTable(db, table);
   }
 }
 
@@ -115,9 +131,10 @@ export class SqliteCatalogState implements CatalogState {
   }
 
   productsByFingerprint(fingerprints: readonly Buffer[]): Promise<(FingerprintMatch | undefined)[]> {
-    this.lookupStatement ??= this.db
-      .prepare(`SELECT raw_fp, id, feed_warnings FROM catalog_products WHERE catalog = ? AND raw_fp IN (${Array.from({ length: LOOKUP_BATCH }, () => '?').join(', ')})`)
-      .raw(true);
+    this.lookupStatement ??= rawStatement(
+      this.db,
+      `SELECT raw_fp, id, feed_warnings FROM catalog_products WHERE catalog = ? AND raw_fp IN (${Array.from({ length: LOOKUP_BATCH }, () => '?').join(', ')})`,
+    );
     const stmt = this.lookupStatement;
     const found = new Map<string, FingerprintMatch>();
     const params: unknown[] = new Array<unknown>(LOOKUP_BATCH + 1);
@@ -386,7 +403,7 @@ class SqliteCatalogScan implements CatalogScan {
       this.knownIsTemporary = true;
       return n;
     } catch (error) {
-      this.db.exec(`DROP TABLE IF EXISTS ${name}`);
+      dropTempTable(this.db, name);
       throw error;
     }
   }
@@ -473,14 +490,13 @@ class SqliteCatalogScan implements CatalogScan {
   }
 
   async *upserts(options: { full: boolean }, batchSize: number): AsyncGenerator<ProductToSend[]> {
-    const stmt = this.db
-      .prepare(
-        `SELECT s.seq, s.id, s.row, s.line, s.content_hash, s.payload_at, s.payload_len, (p.id IS NULL) AS is_new
-         FROM ${this.table} s LEFT JOIN ${this.known} p ON p.catalog = $catalog AND p.id = s.id
-         WHERE s.valid = 1 AND s.same = 0 AND s.seq > $after AND ($full OR p.id IS NULL OR p.content_hash IS NULL OR p.content_hash != s.content_hash)
-         ORDER BY s.seq LIMIT $limit`,
-      )
-      .raw(true);
+    const stmt = rawStatement(
+      this.db,
+      `SELECT s.seq, s.id, s.row, s.line, s.content_hash, s.payload_at, s.payload_len, (p.id IS NULL) AS is_new
+       FROM ${this.table} s LEFT JOIN ${this.known} p ON p.catalog = $catalog AND p.id = s.id
+       WHERE s.valid = 1 AND s.same = 0 AND s.seq > $after AND ($full OR p.id IS NULL OR p.content_hash IS NULL OR p.content_hash != s.content_hash)
+       ORDER BY s.seq LIMIT $limit`,
+    );
     let after = 0;
     for (;;) {
       const rows = stmt.all({ catalog: this.catalog, after, full: options.full ? 1 : 0, limit: batchSize }) as UpsertRow[];
@@ -533,13 +549,13 @@ class SqliteCatalogScan implements CatalogScan {
 
   close(): Promise<void> {
     this.payloads.close();
-    this.db.exec(`DROP TABLE IF EXISTS ${this.table}`);
+    dropTempTable(this.db, this.table);
     this.dropKnown();
     return Promise.resolve();
   }
 
   private dropKnown(): void {
-    if (this.knownIsTemporary) this.db.exec(`DROP TABLE IF EXISTS ${this.known}`);
+    if (this.knownIsTemporary) dropTempTable(this.db, this.known);
     this.knownIsTemporary = false;
     this.known = 'main.catalog_products';
   }

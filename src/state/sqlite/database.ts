@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StateError } from '../../errors.js';
+import { keepWrappers } from './kept-wrappers.js';
 import { MIGRATIONS } from './schema.js';
 
 export type Db = Database.Database;
@@ -110,7 +111,8 @@ export function openDatabase(path: string): Db {
   if (path !== ':memory:') createPrivate(path);
   let db: Db | undefined;
   try {
-    db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+    // Never garbage: see kept-wrappers.ts (Node 24.19+ aborts when one is collected).
+    db = keepWrappers(new Database(path, { timeout: BUSY_TIMEOUT_MS }));
     useWal(db);
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
