@@ -92,6 +92,24 @@ describe('a state database adsync cannot use', () => {
     expect(r.stderr).toContain('hint: the file is not an adsync state database, or it is damaged: move it aside (keep it to look at) and run again');
   });
 
+  it('better-sqlite3 built for another Node.js version (Node upgraded to 22 or 24 under it): exit 1, and the hint is to rebuild it, not the file\'s permissions', async () => {
+    ws.write('crm.csv', 'Email\na@example.com\n');
+    ws.write('crm.yaml', JOB);
+    // Node's own loader refuses the module, as it does a module of another NODE_MODULE_VERSION
+    // (ERR_DLOPEN_FAILED): here it is handed a file that is no shared library.
+    const junk = ws.write('junk.node', 'not a shared library\n');
+    const preload = ws.write(
+      'load-junk.cjs',
+      `const dlopen = process.dlopen;\nprocess.dlopen = (m, file, ...rest) => dlopen(m, file.endsWith('better_sqlite3.node') ? ${JSON.stringify(junk)} : file, ...rest);\n`,
+    );
+    const r = await ws.cli(['run', 'crm.yaml'], { NODE_OPTIONS: `--require ${preload}` });
+    expect(r.code).toBe(1);
+    expectNoStackTrace(r);
+    expect(r.stderr).toContain(`cannot open the state database ${ws.statePath}: `);
+    expect(r.stderr).toContain(`hint: better-sqlite3 (the state database's driver) cannot be loaded: it was built for another Node.js version (this is ${process.version}), or not built: run \`npm rebuild better-sqlite3\` in adsync's folder`);
+    expect(r.stderr).not.toContain('permissions');
+  });
+
   it('not a database, from cron: each job of `adsync run --json` gets its failed summary and alerts, as a run that could not start', async () => {
     const hook = await twoJobsAlerting();
     mkdirSync(dirname(ws.statePath), { recursive: true });

@@ -61,8 +61,15 @@ function requireWritable(path: string): void {
   }
 }
 
-/** What to do about a database that cannot be opened or written, by SQLite's error code. */
-function openFailureHint(code: unknown): string {
+/**
+ * What to do about a database that cannot be opened or written, by SQLite's error code; or
+ * about better-sqlite3's native module, which Node refuses when it was built for another Node
+ * version (after Node was upgraded under adsync) and which is missing when it was never built.
+ */
+function openFailureHint(code: unknown, message = ''): string {
+  if (code === 'ERR_DLOPEN_FAILED' || message.startsWith('Could not locate the bindings file')) {
+    return `better-sqlite3 (the state database's driver) cannot be loaded: it was built for another Node.js version (this is ${process.version}), or not built: run \`npm rebuild better-sqlite3\` in adsync's folder`;
+  }
   if (code === 'SQLITE_BUSY') return `another process kept it locked for more than ${BUSY_TIMEOUT_MS / 1000} s: see which adsync is running (adsync runs), then try again`;
   if (code === 'SQLITE_FULL') return 'the disk holding it (or its -wal file) is full: make room there, or move it to a disk with room, then run again';
   if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
@@ -124,7 +131,10 @@ export function openDatabase(path: string): Db {
     db.pragma('temp.cache_size = -4000');
   } catch (error) {
     db?.close();
-    throw new StateError(`cannot open the state database ${path}: ${(error as Error).message}`, { cause: error, hint: openFailureHint((error as { code?: unknown }).code) });
+    throw new StateError(`cannot open the state database ${path}: ${(error as Error).message}`, {
+      cause: error,
+      hint: openFailureHint((error as { code?: unknown }).code, (error as Error).message),
+    });
   }
   migrate(db, path);
   return db;
