@@ -9,7 +9,7 @@
  * repeated runs filled the disk of a developer's machine.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -36,6 +36,8 @@ function buildWhenStale(): void {
 function temporaryFolderForTheRun(): () => void {
   const previous = process.env.TMPDIR;
   const folder = mkdtempSync(join(tmpdir(), 'adsync-test-run-'));
+  // As /tmp is: some tests run the CLI as another user, which makes its spool files here too.
+  chmodSync(folder, 0o1777);
   process.env.TMPDIR = folder;
   return () => {
     if (previous === undefined) delete process.env.TMPDIR;

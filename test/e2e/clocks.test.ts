@@ -11,7 +11,7 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openTestDatabase } from '../helpers/sqlite.js';
 import { describe, expect, it } from 'vitest';
 import { collect, errorLines, workspacePerTest, type Workspace } from '../helpers/e2e.js';
 import { summaryOf } from '../fixtures/catalog/catalog-e2e.js';
@@ -193,7 +193,7 @@ describe('a lock of a live run of this machine, expired by a wall clock stepped 
     try {
       await waitFor(() => existsSync(`/proc/${String(other.pid)}/cmdline`), 5000, 'the scheduler to start');
       const lockOf = (expiresAt: number): void => {
-        const db = new Database(ws.statePath);
+        const db = openTestDatabase(ws.statePath);
         db.prepare('DELETE FROM locks').run();
         db.prepare('INSERT INTO locks (job, owner, acquired_at, heartbeat_at, expires_at) VALUES (?, ?, ?, ?, ?)').run('crm', `${hostname()}:${String(other.pid)}:abcdef`, expiresAt - 2000, expiresAt - 2000, expiresAt);
         db.close();
@@ -224,7 +224,7 @@ describe('a lock of a live run of this machine, expired by a wall clock stepped 
     const holderEnded = collect(holder);
     try {
       await waitFor(() => existsSync(`/proc/${String(holder.pid)}/cmdline`), 5000, 'the scheduler to start');
-      const db = new Database(ws.statePath);
+      const db = openTestDatabase(ws.statePath);
       const beat = Date.now() - 600_000;
       db.prepare('INSERT INTO locks (job, owner, acquired_at, heartbeat_at, expires_at) VALUES (?, ?, ?, ?, ?)').run('custom_audience:emu-account:emu-audience', `${hostname()}:${String(holder.pid)}:abcdef:20261122T000000Z-abcdef`, beat, beat, beat + 2000);
       db.close();

@@ -4,7 +4,7 @@
  * credentials of the environment file it names (the file the unit reads, `KEY=value` lines).
  * And the statement of "Run history" that keeps 90 days of it must delete just what it says.
  */
-import Database from 'better-sqlite3';
+import { openTestDatabase } from '../helpers/sqlite.js';
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -85,7 +85,7 @@ describe('README: running it for real', () => {
     const sql = /^sqlite3 \.adsync\/state\.sqlite "(.+)"$/.exec(command)?.[1];
     expect(sql, command).toBeDefined();
     const day = 86_400_000;
-    const db = new Database(ws.statePath);
+    const db = openTestDatabase(ws.statePath);
     const insert = db.prepare("INSERT INTO runs (run_id, job, kind, command, status, dry_run, started_at) VALUES (?, 'crm', 'custom_audience', 'run', ?, 0, ?)");
     insert.run('old-failed', 'failed', Date.now() - 200 * day);
     insert.run('old-success', 'success', Date.now() - 91 * day);

@@ -239,7 +239,7 @@ describe('jobs on one target take turns', () => {
       const owner = locks(ws).find((l) => l.job === 'crm')?.owner;
       child.kill('SIGSTOP');
       await new Promise((resolve) => setTimeout(resolve, 2500));
-      const db = new Database(ws.statePath);
+      const db = openTestDatabase(ws.statePath);
       db.prepare("UPDATE locks SET heartbeat_at = heartbeat_at - 960000, expires_at = expires_at - 960000 WHERE job = 'crm'").run();
       db.close();
       const taker = collect(ws.spawn(['run', 'crm.yaml', '--json']));

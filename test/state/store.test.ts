@@ -87,7 +87,7 @@ describe('run history and checkpoints', () => {
       await store.runs.finish(`r${i}`, { status: 'success', finishedAt: i, summary: {} });
     }
     await store.runs.start({ runId: 'dead', job: 'j', kind: 'catalog', command: 'run', dryRun: false, startedAt: 60 });
-    const raw = new Database(path, { readonly: true });
+    const raw = openTestDatabase(path, { readonly: true });
     const plan = raw.prepare(`EXPLAIN QUERY PLAN ${MARK_ABANDONED}`).all(70, 'gone', 'j') as { detail: string }[];
     raw.close();
     expect(plan.map((step) => step.detail)).toEqual([expect.stringMatching(/^SEARCH runs USING (?:COVERING )?INDEX runs_running \(job=\?\)$/)]);
