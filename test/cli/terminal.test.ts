@@ -79,7 +79,13 @@ function render(output: string): Promise<string[]> {
     term.write(output, () => {
       const buffer = term.buffer.active;
       const lines: string[] = [];
-      for (let i = 0; i < buffer.length; i++) lines.push(buffer.getLine(i)?.translateToString(true) ?? '');
+      // A line longer than the screen is one line (a path in the temporary folder can be long).
+      for (let i = 0; i < buffer.length; i++) {
+        const line = buffer.getLine(i);
+        const text = line?.translateToString(true) ?? '';
+        if (line?.isWrapped && lines.length > 0) lines[lines.length - 1] += text;
+        else lines.push(text);
+      }
       term.dispose();
       resolve(lines);
     });
