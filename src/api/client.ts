@@ -134,11 +134,9 @@ function clockOffsetMs(headers: HttpResponse['headers'], now: number): number | 
  * for hours.
  */
 export function serviceClockAheadMs(headers: HttpResponse['headers'], sentAt: number, receivedAt: number): number {
-  const raw = headerValue(headers, 'date');
-  const date = raw === undefined ? NaN : Date.parse(raw);
-  if (!Number.isFinite(date)) return 0;
-  const least = date - receivedAt;
-  return (least > 0 || date + 1000 < sentAt) && Math.abs(least) <= CLOCK_SKEW_MS ? least : 0;
+  const least = clockOffsetMs(headers, receivedAt);
+  if (least === undefined) return 0;
+  return (least > 0 || receivedAt + least + 1000 < sentAt) && Math.abs(least) <= CLOCK_SKEW_MS ? least : 0;
 }
 
 /** An epoch time of the service's clock on this machine's. */
