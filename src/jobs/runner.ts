@@ -1,23 +1,4 @@
 /**
- * When a run started: the wall clock's time, which names the run and dates it in the history,
- * and a mark of the monotonic clock its duration is measured from. A wall clock that NTP steps
- * back (or forward) mid-run would make a duration negative (`-3599.9s` in `adsync runs`), or
- * an hour too long.
- */
-export interface RunStart {
-  at: number;
-  mark: number;
-}
-
-function startNow(): RunStart {
-  return { at: Date.now(), mark: performance.now() };
-}
-
-function elapsedMs(start: RunStart): number {
-  return Math.round(performance.now() - start.mark);
-}
-
-/**
  * One run of one job: take the job's lock (one run per job at a time, across processes),
  * record the run, wait for its target's lock (one run per catalog or audience at a time:
  * target-lock.ts), run the sync, decide its status and exit code, write the history, send
@@ -46,6 +27,25 @@ import { runCatalog } from './run-catalog.js';
 import { describeTarget, targetLockKey, targetLockOwner, waitForTargetLock } from './target-lock.js';
 import { backfillAudience } from './backfill-audience.js';
 import { backfillCatalog } from './backfill-catalog.js';
+
+/**
+ * When a run started: the wall clock's time, which names the run and dates it in the history,
+ * and a mark of the monotonic clock its duration is measured from. A wall clock that NTP steps
+ * back (or forward) mid-run would make a duration negative (`-3599.9s` in `adsync runs`), or
+ * an hour too long.
+ */
+export interface RunStart {
+  at: number;
+  mark: number;
+}
+
+function startNow(): RunStart {
+  return { at: Date.now(), mark: performance.now() };
+}
+
+function elapsedMs(start: RunStart): number {
+  return Math.round(performance.now() - start.mark);
+}
 
 export function newRunId(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
