@@ -60,7 +60,7 @@ export async function backfillAudience(ctx: RunContext, job: AudienceJob): Promi
 
   const removing = job.audience.mode === 'remove';
   // Rows in file order: each row's identifiers travel as one user record.
-  const result = await reading(sendIdentifiers(ctx, job, removing ? forgottenWhileRemoved(state, identifiers()) : identifiers(), removing ? 'Delete' : 'Update', 'row', {
+  const result = await reading(sendIdentifiers(ctx, job, removing ? forgottenWhileRemoved(state, identifiers()) : identifiers(), removing ? 'Delete' : 'Update', 'row', 'rows', {
     onBuilt: (seq, batch) => watermark.dispatched(seq, lastRowOf(batch.ids)),
     onAck: async (ids, seq) => {
       await state.commit(removing ? { removed: ids, sentAt: Date.now(), mode: job.audience.mode } : { added: ids, sentAt: Date.now(), mode: job.audience.mode });

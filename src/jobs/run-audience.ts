@@ -16,6 +16,7 @@ import { StateError } from '../errors.js';
 import { readCsvSource } from '../sources/index.js';
 import { IdentifierList, addCountsByField, type CountsByField } from '../state/identifier-list.js';
 import type { AudiencePlanCounts, AudiencePlanOptions, AudienceScan, AudienceState } from '../state/store.js';
+import { BucketConfirmations } from './bucket-confirmations.js';
 import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, mapCsvBatch } from '../transform/audience-records.js';
 import { invalidValuesMessage, typeRemovalsMessage, typesLosingTooManyMembers, typesWithTooManyInvalidValues } from './identifier-type-guards.js';
 import { moreThanShare, percentOf } from './share.js';
@@ -99,16 +100,17 @@ async function scanExportSequentially(ctx: RunContext, job: AudienceJob, scan: A
 }
 
 /**
- * Writes the identifiers the service refused to the rejects file, one reject per row. A
- * backfill sends each row as one user record (`grouping` row): a refused record is its whole
- * row, a rejected row. A run sends each identifier as its own user record, in identifier
- * order: a row's identifiers come back from different operations (counted each, 2 rows read
- * made "3 of 2 rows rejected"), and a row whose email is refused may have had its phone
- * number taken, so they are written as values a kept row dropped, not counted (the run fails
- * on its own: "the service refused N user records").
+ * How the identifiers the service refused go to the rejects file. `rows`: a backfill sends each
+ * row whole as one user record, so a refused record is a rejected row. `values`: a run sends a
+ * row's new identifiers as one user record, and the row's others may be members already, or
+ * sent with an earlier row (a duplicate), so they are written as values a kept row dropped, not
+ * counted (the run fails on its own: "the service refused N user records").
  */
-function rejectRefused(ctx: RunContext, refused: readonly RefusedIdentifier[], reason: string, grouping: UserGrouping): void {
-  const kept = grouping === 'identifier';
+export type RefusedAs = 'rows' | 'values';
+
+/** Writes the identifiers the service refused to the rejects file, one reject per row. */
+function rejectRefused(ctx: RunContext, refused: readonly RefusedIdentifier[], reason: string, refusedAs: RefusedAs): void {
+  const kept = refusedAs === 'values';
   for (let i = 0; i < refused.length; ) {
     const row = refused[i]?.row ?? 0;
     const entries = [];
@@ -133,14 +135,19 @@ export interface SendHooks {
   /** Commits an acknowledged batch (its identifiers, in body order). */
   onAck: (identifiers: IdentifierList, seq: number) => Promise<void>;
   onBuilt?: (seq: number, batch: BuiltBatch) => void;
+  /** The service refused these identifiers (they are in the rejects file too). */
+  onRefused?: (identifiers: IdentifierList) => void;
+  /** Batch `seq` was refused as a whole: no acknowledgement will come for it. */
+  onRefusedWhole?: (seq: number) => void;
+  /** Batch `seq` ended unacknowledged (failed, or not sent): `batch` is valid during the call. */
+  onUnacknowledged?: (seq: number, batch: BuiltBatch) => void;
 }
 
 /**
  * Uploads identifiers, commits each acknowledged batch through `hooks.onAck`, records failures
- * on the run. A run's plan comes in (field, value) order, which is what keeps the state's
- * B-trees fast, so it sends one user record per identifier (grouping a row's identifiers
- * would need row order, and saves only ~2 bytes of 75 per identifier); a backfill reads rows
- * in order and sends each row's identifiers as one user record.
+ * on the run. Additions go in row order, each row's identifiers as one user record (a run's
+ * staged plan, a backfill's rows); removals, which have no row, one user record per
+ * identifier, in (field, value) order.
  */
 export async function sendIdentifiers(
   ctx: RunContext,
@@ -148,6 +155,7 @@ export async function sendIdentifiers(
   lists: AsyncIterable<IdentifierList>,
   operation: 'Update' | 'Delete',
   grouping: UserGrouping,
+  refusedAs: RefusedAs,
   hooks: SendHooks,
 ): Promise<AudienceUploadResult> {
   const extraParams =
@@ -162,11 +170,16 @@ export async function sendIdentifiers(
     concurrency: job.concurrency,
     stop: ctx.stop,
     ...(hooks.onBuilt ? { onBuilt: hooks.onBuilt } : {}),
+    ...(hooks.onRefusedWhole ? { onRefusedWhole: hooks.onRefusedWhole } : {}),
+    ...(hooks.onUnacknowledged ? { onUnacknowledged: hooks.onUnacknowledged } : {}),
     onAcknowledged: async ({ seq, batch }) => {
       await hooks.onAck(batch.ids, seq);
       ctx.counters.sent += batch.ids.length;
     },
-    onRejected: (refused, reason) => rejectRefused(ctx, refused, reason, grouping),
+    onRejected: (refused, reason, ids) => {
+      hooks.onRefused?.(ids);
+      rejectRefused(ctx, refused, reason, refusedAs);
+    },
     onFailed: (users, error) => {
       if (!failureNoted) {
         failureNoted = true;
@@ -223,17 +236,10 @@ export async function runAudience(ctx: RunContext, job: AudienceJob): Promise<vo
     }
     counters.phase = 'uploading';
     counters.toSend = counts.adds + (allowRemoves ? counts.removes : 0);
-    if (counts.adds > 0) {
-      await sendIdentifiers(ctx, job, scan.adds(plan, PLAN_PAGE), 'Update', 'identifier', {
-        onAck: async (ids) => {
-          await state.commit({ added: ids, sentAt: Date.now(), mode: job.audience.mode });
-          summary.added += ids.length;
-        },
-      });
-    }
+    if (counts.adds > 0) await sendAdditions(ctx, job, scan, plan);
     if (allowRemoves && counts.removes > 0 && ctx.stop.aborted) ctx.interrupted = true;
     if (allowRemoves && counts.removes > 0 && !ctx.stop.aborted) {
-      await sendIdentifiers(ctx, job, forgottenWhileRemoved(state, scan.removes(plan, PLAN_PAGE)), 'Delete', 'identifier', {
+      await sendIdentifiers(ctx, job, forgottenWhileRemoved(state, scan.removes(plan, PLAN_PAGE)), 'Delete', 'identifier', 'values', {
         onAck: async (ids) => {
           await state.commit({ removed: ids, sentAt: Date.now(), mode: job.audience.mode });
           summary.removed += ids.length;
@@ -243,6 +249,41 @@ export async function runAudience(ctx: RunContext, job: AudienceJob): Promise<vo
     counters.phase = 'finishing';
   } finally {
     await scan.close();
+  }
+}
+
+/**
+ * Sends the plan's additions: staged into the state first (written ahead, in key order, not yet
+ * counted as sent), then uploaded in row order, each row's new identifiers as one user record,
+ * and confirmed by bucket of rows as the requests carrying them are acknowledged.
+ */
+async function sendAdditions(ctx: RunContext, job: AudienceJob, scan: AudienceScan, plan: AudiencePlanOptions): Promise<void> {
+  const staged = await scan.stageAdds(plan, ctx.runId);
+  const buckets = new BucketConfirmations(staged);
+  try {
+    await sendIdentifiers(ctx, job, buckets.reading(staged.pages(PLAN_PAGE)), 'Update', 'row', 'values', {
+      onBuilt: (seq, batch) => buckets.built(seq, batch.ids),
+      onAck: (ids, seq) => {
+        // A staging the state could not write stops the upload as a failed commit does.
+        staged.throwIfFailed();
+        buckets.acknowledged(seq);
+        ctx.summary.added += ids.length;
+        return Promise.resolve();
+      },
+      onRefused: (ids) => staged.withdraw(ids),
+      onRefusedWhole: (seq) => buckets.acknowledged(seq),
+      onUnacknowledged: (seq, batch) => buckets.unacknowledged(seq, batch.ids),
+    });
+    buckets.finish();
+  } catch (error) {
+    await staged.close().catch(() => undefined);
+    throw error;
+  }
+  try {
+    await staged.close();
+  } catch (error) {
+    ctx.logger.error({ error: (error as Error).message }, 'acknowledged additions could not be recorded in the state (the next run sends them again)');
+    throw error;
   }
 }
 

@@ -17,7 +17,35 @@ import { StateError } from '../errors.js';
 
 const WRITE_BUFFER_BYTES = 1024 * 1024;
 
-export class SpoolFile {
+/** Reads written bytes of a spool file back: the file itself, or its descriptor in another thread (SpoolDescriptorReader). */
+export interface SpoolReader {
+  /** Reads [offset, offset + length) of the file into `target` at `targetOffset`. */
+  readInto(target: Buffer, targetOffset: number, offset: number, length: number): void;
+}
+
+/**
+ * A spool file read through its descriptor, by another thread of this process (the state's
+ * commit thread reads a plan's additions this way). The descriptor belongs to the SpoolFile:
+ * its owner must not close it while this reads, and must have flushed what this reads.
+ */
+export class SpoolDescriptorReader implements SpoolReader {
+  constructor(private readonly fd: number) {}
+
+  readInto(target: Buffer, targetOffset: number, offset: number, length: number): void {
+    readFully(this.fd, target, targetOffset, offset, length);
+  }
+}
+
+function readFully(fd: number, target: Buffer, targetOffset: number, offset: number, length: number): void {
+  let done = 0;
+  while (done < length) {
+    const n = readSync(fd, target, targetOffset + done, length - done, offset + done);
+    if (n === 0) throw new Error(`spool file: ${length - done} bytes missing at ${offset + done}`);
+    done += n;
+  }
+}
+
+export class SpoolFile implements SpoolReader {
   private readonly fd: number;
   private readonly dir: string;
   /** Set when the file could not be removed while open (removed on close). */
@@ -93,12 +121,12 @@ export class SpoolFile {
   /** Reads [offset, offset + length) of the file into `target` at `targetOffset`. */
   readInto(target: Buffer, targetOffset: number, offset: number, length: number): void {
     if (offset + length > this.written) this.flush();
-    let done = 0;
-    while (done < length) {
-      const n = readSync(this.fd, target, targetOffset + done, length - done, offset + done);
-      if (n === 0) throw new Error(`spool file: ${length - done} bytes missing at ${offset + done}`);
-      done += n;
-    }
+    readFully(this.fd, target, targetOffset, offset, length);
+  }
+
+  /** The open file's descriptor, for a SpoolDescriptorReader in another thread (flush() first). */
+  get descriptor(): number {
+    return this.fd;
   }
 
   close(): void {
@@ -142,6 +170,6 @@ export class SpoolFile {
 export function temporaryFolderFailure(what: string, dir: string, error: unknown): StateError {
   return new StateError(`${what} in ${dir}: ${(error as Error).message}`, {
     cause: error,
-    hint: 'adsync keeps large temporary files there (an audience run ~80 bytes per identifier, a catalog run ~1 KB per product); set TMPDIR to a writable folder with room',
+    hint: 'adsync keeps large temporary files there (an audience run ~120 bytes per identifier, a catalog run ~1 KB per product); set TMPDIR to a writable folder with room',
   });
 }

@@ -137,6 +137,47 @@ export interface AudienceScan {
   adds(options: AudiencePlanOptions, batchSize: number): AsyncGenerator<IdentifierList>;
   /** Removals, `batchSize` at a time, in (field, value) order (row 0); a page is valid until the next one is asked for. */
   removes(options: AudiencePlanOptions, batchSize: number): AsyncGenerator<IdentifierList>;
+  /**
+   * Writes the plan's additions to the audience's members ahead of their upload, each under the
+   * marker of its bucket of rows, as not yet sent: they count as sent only once their bucket is
+   * confirmed (StagedAdds.confirm). Returns the handle the upload reports to. A run's additions
+   * go out in row order, each row's identifiers as one user record, while the state takes them
+   * in (field, value) order: staging is what lets both be fast. Once per scan; `runId` names the
+   * run in the state (for whoever reads it).
+   */
+  stageAdds(options: AudiencePlanOptions, runId: string): Promise<StagedAdds>;
+  /** Waits for what the scan's staged additions still write, then lets the scan's files go. */
+  close(): Promise<void>;
+}
+
+/**
+ * The staged additions of a plan (AudienceScan.stageAdds): read in row order for the upload,
+ * confirmed by bucket of rows as the service acknowledges them. A bucket never confirmed (its
+ * upload failed, was stopped or killed) is not sent as far as the state knows: the next run
+ * sends it again. Writes happen in the order asked for, in the background; close() waits for
+ * them.
+ */
+export interface StagedAdds {
+  /** The bucket of rows that identifiers of `row` are confirmed with. */
+  bucketOf(row: number): number;
+  /**
+   * The additions in pages of about `pageSize` identifiers: rows in export order, a row's
+   * identifiers together (in (field, value) order) and never split across pages. A page is
+   * valid until the next one is asked for.
+   */
+  pages(pageSize: number): AsyncGenerator<IdentifierList>;
+  /**
+   * Every request carrying identifiers of the bucket's rows was acknowledged, or its identifiers
+   * were withdrawn: the bucket's other additions are members now.
+   */
+  confirm(bucket: number): void;
+  /** These staged identifiers were not acknowledged (refused, their request failed or was never sent): never confirmed. */
+  withdraw(ids: IdentifierList): void;
+  /** Withdraws the additions of `row`'s bucket from rows after `row` (the upload stopped there). */
+  withdrawRowsAfter(row: number): void;
+  /** Throws the first failure of a write (staging, a confirmation) so far, if any. */
+  throwIfFailed(): void;
+  /** Waits until every write asked for is done; rejects with the first failure. */
   close(): Promise<void>;
 }
 

@@ -22,7 +22,7 @@ import { ApiValidationError, CallStoppedError, describeServiceErrors, isRetryabl
 import { postAudienceUsers, type AudienceTarget } from '../api/resources/audiences.js';
 import { toAdsyncError, type AdsyncError } from '../errors.js';
 import type { IdentifierType } from '../hash/types.js';
-import type { IdentifierList } from '../state/identifier-list.js';
+import { IdentifierList } from '../state/identifier-list.js';
 import { AudienceBatchBuilder, BatchMemoryPool, MAX_BYTES_PER_REQUEST, operationRange, userRange, type BatchBuilderOptions, type BuiltBatch } from './audience-batch-builder.js';
 import { stopsUpload } from './stops-upload.js';
 import { BoundedDispatch } from './bounded-dispatch.js';
@@ -54,7 +54,19 @@ export interface AudienceUploadOptions {
   /** Stops building new batches; the ones in flight finish. */
   stop?: AbortSignal | undefined;
   onAcknowledged: (ack: AcknowledgedBatch) => Promise<void>;
-  onRejected: (identifiers: readonly RefusedIdentifier[], reason: string) => void;
+  /** Users the service refused: each identifier's row and type, and the identifiers themselves (a list of their own). */
+  onRejected: (identifiers: readonly RefusedIdentifier[], reason: string, refused: IdentifierList) => void;
+  /**
+   * Batch `seq` ended without anything left to acknowledge: the service refused every operation
+   * of it (onRejected told which), so no acknowledgement will come for it.
+   */
+  onRefusedWhole?: (seq: number) => void;
+  /**
+   * Batch `seq` ended without an acknowledgement: it failed, or a stop or another batch's fatal
+   * error kept it from being sent (for a batch sent again without the operations the service
+   * refused, `batch` is what was sent again). Its identifiers are valid during the call.
+   */
+  onUnacknowledged?: (seq: number, batch: BuiltBatch) => void;
   onFailed?: (users: number, error: AdsyncError) => void;
   /** Called when batch `seq` is built, before it is sent (backfills track their resume point). */
   onBuilt?: (seq: number, batch: BuiltBatch) => void;
@@ -109,6 +121,7 @@ export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, 
     if (result.fatal) {
       // Another batch hit a fatal error: do not send more.
       failed(batch.userCount, result.fatal);
+      options.onUnacknowledged?.(batchSeq, batch);
       return;
     }
     try {
@@ -125,6 +138,7 @@ export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, 
         // it (an addition the service did apply is then answered as one; a removal was forgotten
         // before it was sent: see forgottenWhileRemoved).
         result.stopped = true;
+        options.onUnacknowledged?.(batchSeq, batch);
         return;
       }
       if (error instanceof ApiValidationError && error.operationErrors.length > 0 && !resent) {
@@ -135,12 +149,16 @@ export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, 
         for (const item of items) {
           const [from, to] = operationRange(batch, item.index);
           const refused: RefusedIdentifier[] = [];
+          const refusedIds = new IdentifierList(16);
           for (let u = from; u < to; u++) {
             const [a, b] = userRange(batch, u);
-            for (let i = a; i < b; i++) refused.push({ row: batch.ids.row(i), field: batch.ids.field(i) });
+            for (let i = a; i < b; i++) {
+              refused.push({ row: batch.ids.row(i), field: batch.ids.field(i) });
+              refusedIds.pushFrom(batch.ids, i);
+            }
           }
           result.rejectedUsers += to - from;
-          options.onRejected(refused, `the service refused the operation: ${describeServiceErrors(item.errors)}`);
+          options.onRejected(refused, `the service refused the operation: ${describeServiceErrors(item.errors)}`, refusedIds);
         }
         const rebuilt = new AudienceBatchBuilder(options.builder, builder.pool);
         for (let o = 0; o < batch.operationEnds.length; o++) {
@@ -152,9 +170,11 @@ export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, 
           }
         }
         if (!rebuilt.isEmpty) await send(rebuilt.build(), batchSeq, true);
+        else options.onRefusedWhole?.(batchSeq);
         return;
       }
       failed(batch.userCount, error);
+      options.onUnacknowledged?.(batchSeq, batch);
       if (stopsUpload(error) && !result.fatal) result.fatal = error;
     }
   };
@@ -167,6 +187,7 @@ export async function uploadAudienceUsers(lists: AsyncIterable<IdentifierList>, 
     options.onBuilt?.(batchSeq, batch);
     // A batch built while a stop was requested is not sent: the next run sends it.
     if (!(await dispatcher.submit(() => send(batch, batchSeq)))) {
+      options.onUnacknowledged?.(batchSeq, batch);
       batch.release();
       result.stopped = true;
     }

@@ -173,7 +173,7 @@ describe('adsync schedule', () => {
     const members = ws.emulator.state().custom_audiences['emu-audience']?.members ?? {};
     const onService = (members.email?.length ?? 0) + (members.partner_user_id?.length ?? 0);
     const db = openTestDatabase(ws.statePath, { readonly: true });
-    const inState = (db.prepare('SELECT COUNT(*) AS n FROM audience_members WHERE present = 1').get() as { n: number }).n;
+    const inState = (db.prepare('SELECT COUNT(*) AS n FROM audience_membership').get() as { n: number }).n;
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
     db.close();
     expect(inState).toBe(onService);

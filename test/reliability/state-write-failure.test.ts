@@ -1,9 +1,11 @@
 /**
- * A state database that refuses a commit in the middle of an upload: the run stops at once
- * with one clear line and exit 1, never a stack trace; what the service acknowledged but the
- * state does not hold is sent again by the next run, which ends exact. Both ways of
- * committing: on the main thread (`commit_thread_min: null`) and on the commit thread
- * (`commit_thread_min: 1`; a real export's batches are large enough for it).
+ * A state database that refuses a commit in the middle of an upload: the run stops with one
+ * clear line and exit 1, never a stack trace; what the service acknowledged but the state does
+ * not hold is sent again by the next run, which ends exact. Both ways of committing: on the
+ * main thread (`commit_thread_min: null`) and on the commit thread (`commit_thread_min: 1`; a
+ * real export's batches are large enough for it). A run's additions are staged before they are
+ * sent, so what the state refuses is their confirmation (audience_pending); a removal is
+ * committed once acknowledged (audience_members).
  */
 import { openTestDatabase } from '../helpers/sqlite.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -27,35 +29,71 @@ function renameMembers(from: string, to: string): void {
   }
 }
 
-describe('a commit the state database refuses', () => {
-  it.each([
-    ['on the main thread', 'null'],
-    ['on the commit thread', '1'],
-  ])('%s: stops the run with one clear line; the next run ends exact', { timeout: 60_000 }, async (_, min) => {
-    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}commit_thread_min: ${min}\n`);
-    ws.write('crm.yaml', 'name: crm\naccount_id: emu-account\nconcurrency: 1\nsource: { path: exports/crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email, partner_user_id: Id }\n');
-    ws.write('exports/crm.csv', crmExport(range(1, 40)));
-    // The service applies the batch, then holds its answer while the members table goes away.
-    ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 1000, times: 1 });
-    const before = committedAudience(ws.statePath);
-    const done = collect(ws.spawn(['run', 'crm.yaml']));
-    // Applied by the service, its answer held for a second: the commit has not happened yet.
-    await waitFor(() => (ws.emulator.state().custom_audiences['emu-audience']?.members.email?.length ?? 0) > 0, 20_000, 'the service to apply the batch');
-    renameMembers('audience_members', 'audience_members_away');
-    const failed = await done;
-    expect(failed.code, failed.stderr).toBe(1);
-    expectNoStackTrace(failed);
-    expect(failed.stderr).toContain(`cannot commit to the state database ${ws.statePath}: no such table: audience_members`);
-    // The log says what happened: delivered, not committed (not "could not be delivered").
-    expect(failed.stderr).toContain('a batch the service acknowledged could not be committed to the state (the next run sends it again)');
-    expect(failed.stderr).not.toContain('a batch could not be delivered');
-    renameMembers('audience_members_away', 'audience_members');
-    expectAudienceStateBehindService(before, committedAudience(ws.statePath), emulatorAudience(ws));
+/** What is sent, what the state refuses and how the run must say it, for additions and for removals. */
+interface Refusal {
+  /** The export before the run (synced first), and the one the run reads. */
+  before: readonly number[] | undefined;
+  after: readonly number[];
+  /** The service's audience once it applied the run's batch. */
+  applied: (emails: number) => boolean;
+  /** The table taken away while the batch's answer is held. */
+  table: string;
+  /** The error line, after the database's path. */
+  log: RegExp;
+}
 
-    const rerun = await ws.cli(['run', 'crm.yaml']);
-    expect(rerun.code, rerun.stderr).toBe(0);
-    expect(emulatorAudience(ws)).toEqual(audienceOf(range(1, 40)));
-    expect(committedAudience(ws.statePath)).toEqual(audienceOf(range(1, 40)));
+const refusals: [string, Refusal][] = [
+  // A run's additions are staged before they are sent: what the state refuses is their confirmation.
+  [
+    'additions',
+    {
+      before: undefined,
+      after: range(1, 40),
+      applied: (n) => n > 0,
+      table: 'audience_pending',
+      // Delivered, not recorded (not "could not be delivered"): when an acknowledgement finds the
+      // state failed (the commit thread may still be staging when the table goes), or when the
+      // run's last confirmations cannot be written.
+      log: /a batch the service acknowledged could not be committed to the state \(the next run sends it again\)|acknowledged additions could not be recorded in the state \(the next run sends them again\)/,
+    },
+  ],
+  // A removal is committed once acknowledged.
+  ['removals', { before: range(1, 40), after: range(1, 20), applied: (n) => n === 20, table: 'audience_members', log: /a batch the service acknowledged could not be committed to the state \(the next run sends it again\)/ }],
+];
+
+describe('a commit the state database refuses', () => {
+  describe.each(refusals)('of %s', (_, refusal) => {
+    it.each([
+      ['on the main thread', 'null'],
+      ['on the commit thread', '1'],
+    ])('%s: stops the run with one clear line; the next run ends exact', { timeout: 60_000 }, async (_, min) => {
+      ws.write('adsync.yaml', `${ws.read('adsync.yaml')}commit_thread_min: ${min}\n`);
+      ws.write('crm.yaml', 'name: crm\naccount_id: emu-account\nconcurrency: 1\nsource: { path: exports/crm.csv }\naudience:\n  custom_audience_id: emu-audience\n  identifiers: { email: Email, partner_user_id: Id }\n');
+      if (refusal.before) {
+        ws.write('exports/crm.csv', crmExport(refusal.before));
+        expect((await ws.cli(['run', 'crm.yaml'])).code).toBe(0);
+      }
+      ws.write('exports/crm.csv', crmExport(refusal.after));
+      // The service applies the batch, then holds its answer while the table goes away.
+      ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 1000, times: 1 });
+      const before = committedAudience(ws.statePath);
+      const done = collect(ws.spawn(['run', 'crm.yaml']));
+      await waitFor(() => refusal.applied(ws.emulator.state().custom_audiences['emu-audience']?.members.email?.length ?? 0), 20_000, 'the service to apply the batch');
+      renameMembers(refusal.table, `${refusal.table}_away`);
+      const failed = await done;
+      expect(failed.code, failed.stderr).toBe(1);
+      expectNoStackTrace(failed);
+      expect(failed.stderr).toContain(`cannot commit to the state database ${ws.statePath}: no such table: ${refusal.table}`);
+      expect(failed.stderr).toMatch(refusal.log);
+      expect(failed.stderr).not.toContain('a batch could not be delivered');
+      renameMembers(`${refusal.table}_away`, refusal.table);
+      expectAudienceStateBehindService(before, committedAudience(ws.statePath), emulatorAudience(ws));
+
+      const rerun = await ws.cli(['run', 'crm.yaml']);
+      expect(rerun.code, rerun.stderr).toBe(0);
+      expect(emulatorAudience(ws)).toEqual(audienceOf(refusal.after));
+      expect(committedAudience(ws.statePath)).toEqual(audienceOf(refusal.after));
+    });
   });
 });
 

@@ -119,15 +119,18 @@ export function dumpState(statePath: string): Record<string, string[]> {
   return out;
 }
 
-/** The identifiers the state has committed as present members (every audience of the file). */
+/**
+ * The identifiers the state counts as present members (every audience of the file): what its
+ * view audience_membership lists (additions a run staged count only once confirmed).
+ */
 export function committedAudience(statePath: string): AudienceMembers {
   const db = openState(statePath);
   const out: AudienceMembers = { email: [], partner_user_id: [] };
   if (!db) return out;
   try {
-    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'audience_members'").all();
-    if (tables.length === 0) return out;
-    const rows = db.prepare('SELECT field, value FROM audience_members WHERE present = 1').all() as { field: number; value: Buffer }[];
+    const views = db.prepare("SELECT name FROM sqlite_master WHERE type = 'view' AND name = 'audience_membership'").all();
+    if (views.length === 0) return out;
+    const rows = db.prepare('SELECT field, value FROM audience_membership').all() as { field: number; value: Buffer }[];
     for (const r of rows) {
       const field = IDENTIFIER_TYPES[r.field];
       if (field === 'email') out.email.push(r.value.toString('hex'));

@@ -12,21 +12,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IDENTIFIER_TYPES } from '../../src/hash/types.js';
-import { IdentifierList } from '../../src/state/identifier-list.js';
 import { openStateStore, type AudienceMode, type AudiencePlanOptions, type StateStore } from '../../src/state/index.js';
+import { byKey, collect, keyOf, listOf, show, type Id } from '../helpers/identifier-model.js';
 import { seededRandom as prng } from '../helpers/seeded-random.js';
 
-interface Id {
-  code: number;
-  value: Buffer;
-  row: number;
-}
 type Status = 'fresh' | 'stale' | 'tombstone';
 
 const DAY = 86_400_000;
-const keyOf = (id: { code: number; value: Buffer }): string => `${id.code}:${id.value.toString('hex')}`;
-const byKey = (a: Id, b: Id): number => a.code - b.code || Buffer.compare(a.value, b.value);
-const show = (ids: readonly Id[]): string[] => ids.map((id) => `${IDENTIFIER_TYPES[id.code]}:${id.value.toString('hex')}:${id.row}`);
 
 function universe(rnd: () => number, n: number): { code: number; value: Buffer }[] {
   const out: { code: number; value: Buffer }[] = [];
@@ -51,18 +43,6 @@ function byField(ids: readonly Id[]): Record<string, number> {
     counts[type] = (counts[type] ?? 0) + 1;
   }
   return counts;
-}
-
-function listOf(ids: readonly Id[]): IdentifierList {
-  const list = new IdentifierList(4);
-  for (const id of ids) list.pushBytes(id.code, id.value, id.row);
-  return list;
-}
-
-async function collect(gen: AsyncGenerator<IdentifierList>): Promise<Id[]> {
-  const out: Id[] = [];
-  for await (const page of gen) for (let i = 0; i < page.length; i++) out.push({ code: page.code(i), value: Buffer.from(page.bytes(i)), row: page.row(i) });
-  return out;
 }
 
 let store: StateStore | undefined;

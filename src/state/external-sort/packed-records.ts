@@ -3,7 +3,7 @@
  * runs and its plan in a spool file: one byte of field code, four bytes of row (big-endian,
  * signed), two bytes of value length (big-endian), then the value's bytes.
  */
-import type { SpoolFile } from '../spool-file.js';
+import type { SpoolFile, SpoolReader } from '../spool-file.js';
 
 export const RECORD_HEADER_BYTES = 7;
 /** The longest value a record holds (its length is two bytes). */
@@ -92,7 +92,7 @@ export class RecordCursor {
   private readonly fileEnd: number;
 
   constructor(
-    private readonly spool: SpoolFile,
+    private readonly spool: SpoolReader,
     range: RecordRange,
   ) {
     this.fileNext = range.offset;

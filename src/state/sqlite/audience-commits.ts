@@ -11,10 +11,18 @@
 import { Worker } from 'node:worker_threads';
 import { StateError } from '../../errors.js';
 import { workerModuleUrl } from '../../worker-module.js';
+import { RecordCursor, type RecordRange } from '../external-sort/packed-records.js';
 import { transferList, type IdentifierList, type TransferableIdentifierList } from '../identifier-list.js';
-import { AudienceMembersWriter, type MembersChunk } from './audience-members-writer.js';
+import type { SpoolFile } from '../spool-file.js';
+import { AudienceMembersWriter, type MembersChunk, type StageMarkers } from './audience-members-writer.js';
 import type { CommitWorkerData, FromCommitWorker, ToCommitWorker } from './commit-worker-messages.js';
 import type { Db } from './database.js';
+
+/** A plan's additions to stage: `range` of `spool` (flushed; kept open until the staging is done). */
+export interface StagingSource {
+  spool: SpoolFile;
+  range: RecordRange;
+}
 
 /** Chunks of at least this many identifiers are committed by the worker thread. */
 export const OFF_THREAD_MIN_IDENTIFIERS = 20_000;
@@ -23,7 +31,7 @@ interface Pending {
   resolve: () => void;
   reject: (error: Error) => void;
   /** Gives the lent lists their arrays back (a list lost with a dead thread stays empty). */
-  takeBack: (returned: Returned) => void;
+  takeBack?: (returned: Returned) => void;
 }
 
 interface Returned {
@@ -51,15 +59,53 @@ export class AudienceCommits {
 
   commit(audienceId: number, chunk: MembersChunk): Promise<void> {
     const size = (chunk.added?.length ?? 0) + (chunk.removed?.length ?? 0);
-    if (!this.worker && (this.path === ':memory:' || this.path === '' || size < this.offThreadMin)) {
-      try {
-        this.writer.commit(audienceId, chunk);
-      } catch (error) {
-        return Promise.reject(new StateError(`cannot commit to the state database ${this.path}: ${(error as Error).message}`, { cause: error }));
-      }
-      return Promise.resolve();
-    }
+    if (this.onThisThread(size)) return this.here(() => this.writer.commit(audienceId, chunk));
     return this.commitOffThread(audienceId, chunk);
+  }
+
+  /**
+   * Stages a plan's additions (member-status.ts): on the commit thread when they are many (the
+   * promise settles when all are written; confirmations asked for meanwhile are applied between
+   * its chunks), else here, at once.
+   */
+  stage(audienceId: number, source: StagingSource, markers: StageMarkers): Promise<void> {
+    if (this.onThisThread(source.range.count)) {
+      return this.here(() => {
+        const cursor = new RecordCursor(source.spool, source.range);
+        while (this.writer.stage(audienceId, cursor, Number.MAX_SAFE_INTEGER, markers) > 0);
+      });
+    }
+    source.spool.flush();
+    const { buckets, sentAt } = markers;
+    return this.send((id) => ({ type: 'stage', id, audienceId, fd: source.spool.descriptor, range: source.range, buckets: [...buckets], markers: [...markers.markers], sentAt }));
+  }
+
+  /** Confirms markers of staged additions, in order with the writes asked for before. */
+  confirm(markers: readonly number[]): Promise<void> {
+    if (this.onThisThread(0)) return this.here(() => this.writer.confirm(markers));
+    return this.send((id) => ({ type: 'confirm', id, markers: [...markers] }));
+  }
+
+  /** Withdraws staged identifiers (under a marker never confirmed), in order with the writes asked for before. */
+  withdraw(audienceId: number, ids: IdentifierList, marker: number): Promise<void> {
+    if (this.onThisThread(0)) return this.here(() => this.writer.withdraw(audienceId, ids, marker));
+    const copy = ids.toTransferable();
+    return this.send((id) => ({ type: 'withdraw', id, audienceId, ids: copy, marker }), transferList(copy));
+  }
+
+  /** Whether a write of `size` identifiers is made here: the commit thread is not running, and it is small or the database in memory. */
+  private onThisThread(size: number): boolean {
+    return !this.worker && (this.path === ':memory:' || this.path === '' || size < this.offThreadMin);
+  }
+
+  /** A write made on this thread, its failure a StateError naming the database. */
+  private here(write: () => void): Promise<void> {
+    try {
+      write();
+    } catch (error) {
+      return Promise.reject(new StateError(`cannot commit to the state database ${this.path}: ${(error as Error).message}`, { cause: error }));
+    }
+    return Promise.resolve();
   }
 
   /** Waits for the commits in flight, then stops the worker (it closes its connection). */
@@ -90,17 +136,24 @@ export class AudienceCommits {
     const added = lend(chunk.added);
     const removed = lend(chunk.removed);
     const message: ToCommitWorker = { type: 'commit', id, audienceId, added: added?.arrays, removed: removed?.arrays, sentAt: chunk.sentAt, mode: chunk.mode };
+    return this.post(worker, message, transferList(message.added, message.removed), (returned) => {
+      if (added?.lent && returned.added) added.list.takeBack(returned.added);
+      if (removed?.lent && returned.removed) removed.list.takeBack(returned.removed);
+    });
+  }
+
+  /** Sends a message made with its id to the commit thread (started if need be). */
+  private send(message: (id: number) => ToCommitWorker, transfer: ArrayBuffer[] = []): Promise<void> {
+    const worker = (this.worker ??= this.start());
+    return this.post(worker, message(this.nextId++), transfer);
+  }
+
+  private post(worker: Worker, message: ToCommitWorker, transfer: ArrayBuffer[], takeBack?: (returned: Returned) => void): Promise<void> {
+    const id = message.type === 'close' ? 0 : message.id;
     const done = new Promise<void>((resolve, reject) => {
       if (this.pending.size === 0) worker.ref();
-      this.pending.set(id, {
-        resolve,
-        reject,
-        takeBack: (returned) => {
-          if (added?.lent && returned.added) added.list.takeBack(returned.added);
-          if (removed?.lent && returned.removed) removed.list.takeBack(returned.removed);
-        },
-      });
-      worker.postMessage(message, transferList(message.added, message.removed));
+      this.pending.set(id, takeBack ? { resolve, reject, takeBack } : { resolve, reject });
+      worker.postMessage(message, transfer);
     });
     this.inFlight.add(done);
     const forget = (): void => void this.inFlight.delete(done);
@@ -137,7 +190,7 @@ export class AudienceCommits {
     const p = this.pending.get(id);
     if (!p) return;
     this.pending.delete(id);
-    p.takeBack(returned);
+    p.takeBack?.(returned);
     if (this.pending.size === 0) this.worker?.unref();
     if (error) p.reject(error);
     else p.resolve();

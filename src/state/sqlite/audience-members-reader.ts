@@ -3,18 +3,30 @@
  * with its status for this run, or looked up one at a time.
  *
  * Status: 0 a tombstone (removed by a remove-mode run), 1 present but last sent before the
- * refresh time, 2 present and fresh.
+ * refresh time, 2 present and fresh, 3 staged by a run whose upload of it was not
+ * acknowledged: not a member (member-status.ts).
  */
 import type { Statement } from 'better-sqlite3';
 import { prefixKey } from '../external-sort/packed-records.js';
 import { FieldTally } from '../identifier-list.js';
 import type { Db } from './database.js';
+import { isMemberSql, STAGED_UNCONFIRMED, statusSql } from './member-status.js';
 
 export const TOMBSTONE = 0;
 export const PRESENT_STALE = 1;
 export const PRESENT_FRESH = 2;
-/** Not a member at all. */
+/** Not a member: never one, or staged and not confirmed. */
 export const ABSENT = -1;
+export { STAGED_UNCONFIRMED };
+
+/**
+ * Whether any addition staged to this audience is still pending (a run uploads them now, or one
+ * stopped before its upload was acknowledged): when none, reading a member's status needs no
+ * lookup of its marker.
+ */
+export function hasPendingMarkers(db: Db, audienceId: number): boolean {
+  return db.prepare('SELECT 1 FROM audience_pending WHERE audience = ? LIMIT 1').get(audienceId) !== undefined;
+}
 
 /**
  * Members per page. A page is one packed hex string (~74 characters per member), read with
@@ -22,16 +34,17 @@ export const ABSENT = -1;
  * ordinary objects, so it dies young.
  */
 const PAGE = 1_500;
-const STATUS = '(present = 1) + (present = 1 AND sent_at >= $refreshBefore)';
 
-/** Members of an audience that are present (tombstones not counted). */
+/** Members of an audience that are present (tombstones and unconfirmed additions not counted). */
 export function presentMemberCount(db: Db, audienceId: number): number {
-  return (db.prepare('SELECT COUNT(*) AS n FROM audience_members WHERE audience = ? AND present = 1').get(audienceId) as { n: number }).n;
+  const member = isMemberSql(hasPendingMarkers(db, audienceId));
+  return (db.prepare(`SELECT COUNT(*) AS n FROM audience_members WHERE audience = ? AND ${member}`).get(audienceId) as { n: number }).n;
 }
 
-/** Members of an audience that are present, by field (tombstones not counted): as costly as presentMemberCount. */
+/** Members of an audience that are present, by field (tombstones and unconfirmed additions not counted): as costly as presentMemberCount. */
 export function presentMembersByField(db: Db, audienceId: number): FieldTally {
-  const rows = db.prepare('SELECT field, COUNT(*) AS n FROM audience_members WHERE audience = ? AND present = 1 GROUP BY field').all(audienceId) as { field: number; n: number }[];
+  const member = isMemberSql(hasPendingMarkers(db, audienceId));
+  const rows = db.prepare(`SELECT field, COUNT(*) AS n FROM audience_members WHERE audience = ? AND ${member} GROUP BY field`).all(audienceId) as { field: number; n: number }[];
   const tally = new FieldTally();
   for (const r of rows) tally.add(r.field, r.n);
   return tally;
@@ -57,9 +70,10 @@ export class OrderedMembers {
     db: Db,
     private readonly audienceId: number,
     private readonly refreshBefore: number,
+    pending: boolean,
   ) {
     this.stmt = db.prepare(`SELECT COUNT(*) AS n, group_concat(printf('%02X%02X%04X', field, status, length(value)) || hex(value), '' ORDER BY field, value) AS data FROM (
-        SELECT field, value, ${STATUS} AS status FROM audience_members
+        SELECT field, value, ${statusSql(pending)} AS status FROM audience_members
         WHERE audience = $audience AND (field, value) > ($field, $value) ORDER BY field, value LIMIT $limit)`);
   }
 
@@ -103,12 +117,13 @@ export class MemberLookup {
     db: Db,
     private readonly audienceId: number,
     private readonly refreshBefore: number,
+    pending: boolean,
   ) {
-    this.stmt = db.prepare(`SELECT ${STATUS} AS status FROM audience_members WHERE audience = $audience AND field = $field AND value = $value`);
+    this.stmt = db.prepare(`SELECT ${statusSql(pending)} AS status FROM audience_members WHERE audience = $audience AND field = $field AND value = $value`);
   }
 
   status(code: number, value: Buffer, start: number, end: number): number {
     const row = this.stmt.get({ audience: this.audienceId, refreshBefore: this.refreshBefore, field: code, value: value.subarray(start, end) }) as { status: number } | undefined;
-    return row === undefined ? ABSENT : row.status;
+    return row === undefined || row.status === STAGED_UNCONFIRMED ? ABSENT : row.status;
   }
 }

@@ -8,8 +8,10 @@
  * distinct identifiers in (field, value) order (the first row kept) and, in the same order,
  * walked together with the members table (or, when the export is much smaller than the
  * audience and nothing is to be removed, each looked up). The additions and removals are
- * written to spool files and read back page by page, so acknowledged chunks can be committed
- * while the plan is being read, and every commit touches the members' B-tree in order.
+ * written to spool files and read back page by page: the additions twice, in (field, value)
+ * order to be staged into the members' B-tree in order (stageAdds, staged-adds.ts), and by
+ * bucket of rows (row-buckets.ts) for the upload, which sends each row's identifiers as one
+ * user record; removals in (field, value) order, committed as they are acknowledged.
  *
  * It replaced a temporary SQLite table indexed after the last add: for 3.3M identifiers the
  * index build and the plan's reads took ~4 s of the run's main thread.
@@ -21,8 +23,12 @@ import { SpoolFile } from '../spool-file.js';
 import { compareValues, prefixKey, RecordCursor, RecordWriter, type RecordRange } from '../external-sort/packed-records.js';
 import { SortedRuns } from '../external-sort/sorted-runs.js';
 import { mergeDistinct, reduceRuns } from '../external-sort/merge-distinct.js';
-import { ABSENT, MemberLookup, OrderedMembers, PRESENT_FRESH, presentMembersByField, TOMBSTONE } from './audience-members-reader.js';
+import { RowBucketWriter, type RowBucket } from '../external-sort/row-buckets.js';
+import { ABSENT, hasPendingMarkers, MemberLookup, OrderedMembers, PRESENT_FRESH, presentMembersByField, STAGED_UNCONFIRMED, TOMBSTONE } from './audience-members-reader.js';
+import type { AudienceCommits } from './audience-commits.js';
 import type { Db } from './database.js';
+import { SENT_AGAIN } from './member-status.js';
+import { SqliteStagedAdds } from './staged-adds.js';
 
 /** Members are looked up one by one (instead of all read in order) when they outnumber the export's identifiers this many times. */
 const LOOKUP_WHEN_MEMBERS_PER_IDENTIFIER = 4;
@@ -30,7 +36,10 @@ const LOOKUP_WHEN_MEMBERS_PER_IDENTIFIER = 4;
 interface Plan {
   key: string;
   counts: AudiencePlanCounts;
+  /** Additions in (field, value) order; codes of members sent again carry SENT_AGAIN. */
   adds: RecordRange;
+  /** The same additions by bucket of rows (plain codes). */
+  addsByRow: RowBucket[];
   removes: RecordRange;
 }
 
@@ -42,6 +51,8 @@ export class SqliteAudienceScan implements AudienceScan {
   private readonly spool = new SpoolFile('scan');
   /** Where removals go while additions are written to `spool` in the same pass. */
   private removalSpool: SpoolFile | undefined;
+  /** Where the additions go by bucket of rows, in the same pass (segments: not in `spool`, whose writers append one range each). */
+  private rowSpool: SpoolFile | undefined;
   private readonly sorted: SortedRuns;
   /** Set once the last identifier was added (the first plan or size). */
   private runs: RecordRange[] | undefined;
@@ -49,11 +60,13 @@ export class SqliteAudienceScan implements AudienceScan {
   private emptyAtPlan = false;
   private distinctCount: number | undefined;
   private plan: Plan | undefined;
+  private staged: SqliteStagedAdds | undefined;
   private closed = false;
 
   constructor(
     private readonly db: Db,
     private readonly audienceId: number,
+    private readonly commits?: AudienceCommits,
     runSize?: number,
   ) {
     this.sorted = new SortedRuns(this.spool, runSize);
@@ -93,13 +106,29 @@ export class SqliteAudienceScan implements AudienceScan {
     if (this.removalSpool) yield* this.pages(this.removalSpool, plan.removes, batchSize);
   }
 
-  close(): Promise<void> {
-    if (!this.closed) {
-      this.closed = true;
+  stageAdds(options: AudiencePlanOptions, runId: string): Promise<SqliteStagedAdds> {
+    if (this.staged) throw new InternalError("an audience scan's additions were staged twice");
+    if (!this.commits) throw new InternalError('an audience scan without a state to stage into');
+    try {
+      const plan = this.planFor(options);
+      this.staged = new SqliteStagedAdds(this.db, this.commits, this.audienceId, runId, { spool: this.spool, range: plan.adds }, { spool: this.rowSpool ?? this.spool, buckets: plan.addsByRow });
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new InternalError(String(error)));
+    }
+    return Promise.resolve(this.staged);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      // The commit thread may still read the staged additions from the spool file.
+      await this.staged?.close().catch(() => undefined);
+    } finally {
       this.spool.close();
+      this.rowSpool?.close();
       this.removalSpool?.close();
     }
-    return Promise.resolve();
   }
 
   /**
@@ -112,7 +141,7 @@ export class SqliteAudienceScan implements AudienceScan {
     const cursor = new RecordCursor(spool, range);
     const list = new IdentifierList(Math.max(1, Math.min(batchSize, range.count)));
     while (cursor.next()) {
-      list.pushSlice(cursor.code, cursor.buf, cursor.valueStart, cursor.valueEnd, cursor.row);
+      list.pushSlice(cursor.code & ~SENT_AGAIN, cursor.buf, cursor.valueStart, cursor.valueEnd, cursor.row);
       if (list.length === batchSize) {
         yield list;
         list.clear();
@@ -133,6 +162,8 @@ export class SqliteAudienceScan implements AudienceScan {
     const runs = this.finish();
     const { mode, full, refreshBefore } = options;
     const adds = new RecordWriter(this.spool);
+    this.rowSpool ??= new SpoolFile('scan-rows');
+    const addsByRow = new RowBucketWriter(this.rowSpool);
     this.removalSpool ??= new SpoolFile('scan-removals');
     const removes = new RecordWriter(this.removalSpool);
     adds.start();
@@ -146,13 +177,14 @@ export class SqliteAudienceScan implements AudienceScan {
     let lookup: MemberLookup | undefined;
     if (!this.emptyAtPlan) {
       const rows = (this.db.prepare('SELECT COUNT(*) AS n FROM audience_members WHERE audience = ?').get(this.audienceId) as { n: number }).n;
-      if (mode === 'mirror' || rows < this.sorted.added * LOOKUP_WHEN_MEMBERS_PER_IDENTIFIER) ordered = new OrderedMembers(this.db, this.audienceId, refreshBefore);
-      else lookup = new MemberLookup(this.db, this.audienceId, refreshBefore);
+      const pending = hasPendingMarkers(this.db, this.audienceId);
+      if (mode === 'mirror' || rows < this.sorted.added * LOOKUP_WHEN_MEMBERS_PER_IDENTIFIER) ordered = new OrderedMembers(this.db, this.audienceId, refreshBefore, pending);
+      else lookup = new MemberLookup(this.db, this.audienceId, refreshBefore, pending);
     }
     let member = ordered?.next() ?? false;
     /** A member that is not in the export: removed by a mirror. */
     const passMember = (m: OrderedMembers): void => {
-      if (m.status !== TOMBSTONE) {
+      if (m.status !== TOMBSTONE && m.status !== STAGED_UNCONFIRMED) {
         members += 1;
         membersByField.add(m.code);
         if (mode === 'mirror') {
@@ -174,8 +206,8 @@ export class SqliteAudienceScan implements AudienceScan {
             continue;
           }
           if (order === 0) {
-            status = ordered.status;
-            if (status !== TOMBSTONE) {
+            status = ordered.status === STAGED_UNCONFIRMED ? ABSENT : ordered.status;
+            if (status !== TOMBSTONE && status !== ABSENT) {
               members += 1;
               membersByField.add(code);
             }
@@ -187,7 +219,10 @@ export class SqliteAudienceScan implements AudienceScan {
         status = lookup.status(code, value, start, end);
       }
       if (mode !== 'remove') {
-        if (full || status !== PRESENT_FRESH) adds.write(code, value, start, end, row);
+        if (full || status !== PRESENT_FRESH) {
+          adds.write(status === ABSENT || status === TOMBSTONE ? code : code | SENT_AGAIN, value, start, end, row);
+          addsByRow.write(code, value, start, end, row);
+        }
       } else if (full || status !== TOMBSTONE) {
         removes.write(code, value, start, end, 0);
         removesByField.add(code);
@@ -201,14 +236,17 @@ export class SqliteAudienceScan implements AudienceScan {
     this.distinctCount = distinct;
 
     const addRange = adds.finish();
+    const addsInRowOrder = addsByRow.finish();
     const removeRange = removes.finish();
     this.spool.flush();
+    this.rowSpool.flush();
     this.removalSpool.flush();
     const unchanged = mode === 'remove' ? distinct - removeRange.count : distinct - addRange.count;
     return {
       key,
       counts: { adds: addRange.count, removes: removeRange.count, unchanged, members, distinct, membersByField: membersByField.counts(), removesByField: removesByField.counts() },
       adds: addRange,
+      addsByRow: addsInRowOrder,
       removes: removeRange,
     };
   }

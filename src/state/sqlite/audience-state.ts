@@ -26,7 +26,7 @@ export class SqliteAudienceState implements AudienceState {
   }
 
   scan(): Promise<AudienceScan> {
-    return Promise.resolve(new SqliteAudienceScan(this.db, this.audienceId));
+    return Promise.resolve(new SqliteAudienceScan(this.db, this.audienceId, this.commits));
   }
 
   commit(chunk: MembersChunk): Promise<void> {
@@ -34,7 +34,7 @@ export class SqliteAudienceState implements AudienceState {
   }
 
   forgetSent(ids: IdentifierList): Promise<void> {
-    this.forgetSentStatement ??= this.db.prepare('UPDATE audience_members SET sent_at = 0 WHERE audience = ? AND field = ? AND value = ? AND present = 1');
+    this.forgetSentStatement ??= this.db.prepare('UPDATE audience_members SET sent_at = 0 WHERE audience = ? AND field = ? AND value = ? AND present <> 0');
     const stmt = this.forgetSentStatement;
     this.db.transaction(() => {
       for (let i = 0; i < ids.length; i++) stmt.run(this.audienceId, ids.code(i), ids.bytes(i));

@@ -119,4 +119,26 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX runs_running ON runs (job) WHERE status = 'running';
   `,
+  // 8: additions staged ahead of their upload (see src/state/sqlite/member-status.ts). A run
+  // sends each export row's identifiers as one user record, so its requests carry rows in row
+  // order, while the members' B-tree wants them in (field, value) order: the plan's additions
+  // are written ahead, in key order, each under the marker of its bucket of rows (present =
+  // -2 * marker for a new member, -(2 * marker + 1) for a member sent again), and a marker
+  // counts only once it is no longer listed here: the run deletes it when every request with
+  // rows of its bucket was acknowledged. audience_membership reads the table as it counts.
+  // AUTOINCREMENT: a marker's id is never given again once it was deleted (confirmed), or rows
+  // confirmed long ago would be pending again under a new run's marker.
+  `
+  CREATE TABLE audience_pending (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    audience   INTEGER NOT NULL,
+    run_id     TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX audience_pending_by_audience ON audience_pending (audience);
+  CREATE VIEW audience_membership AS
+    SELECT audience, field, value, CASE WHEN present < 0 AND (-present & 1) = 1 AND (-present >> 1) IN (SELECT id FROM audience_pending) THEN 0 ELSE sent_at END AS sent_at
+    FROM audience_members
+    WHERE present > 0 OR (present < 0 AND ((-present & 1) = 1 OR (-present >> 1) NOT IN (SELECT id FROM audience_pending)));
+  `,
 ];
