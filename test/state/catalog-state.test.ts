@@ -1,4 +1,5 @@
 import { mkdtempSync } from 'node:fs';
+import fc from 'fast-check';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -321,5 +322,46 @@ describe('a full temporary folder', () => {
     } finally {
       db.close();
     }
+  });
+});
+
+describe('looking products up by raw fingerprint (one seek each, in one read transaction)', () => {
+  /** The lookup as it was made before: 64 fingerprints per IN statement, the last row of a fingerprint kept. */
+  function lookupWithInLists(db: ReturnType<typeof openDatabase>, catalog: number, fingerprints: readonly Buffer[]): ({ id: string; warnings: string[] } | undefined)[] {
+    const stmt = db.prepare(`SELECT raw_fp, id, feed_warnings FROM catalog_products WHERE catalog = ? AND raw_fp IN (${Array.from({ length: 64 }, () => '?').join(', ')})`);
+    const found = new Map<string, { id: string; warnings: string[] }>();
+    for (let from = 0; from < fingerprints.length; from += 64) {
+      const params: unknown[] = [catalog];
+      for (let i = 0; i < 64; i++) params.push(fingerprints[from + i] ?? fingerprints[from]);
+      for (const row of stmt.all(params) as { raw_fp: Buffer; id: string; feed_warnings: string | null }[]) {
+        found.set(row.raw_fp.toString('latin1'), { id: row.id, warnings: row.feed_warnings === null ? [] : (JSON.parse(row.feed_warnings) as string[]) });
+      }
+    }
+    return fingerprints.map((fp) => found.get(fp.toString('latin1')));
+  }
+
+  it('finds what the lookup with IN lists found, for any products, fingerprints (shared ones too) and catalogs', async () => {
+    const fp = (n: number) => Buffer.alloc(32, n);
+    const product = fc.record({ id: fc.integer({ min: 0, max: 40 }), catalog: fc.integer({ min: 1, max: 2 }), fp: fc.option(fc.integer({ min: 0, max: 30 })), warnings: fc.option(fc.array(fc.constantFrom('w1', 'w2'), { minLength: 1, maxLength: 2 })) });
+    await fc.assert(
+      fc.asyncProperty(fc.array(product, { maxLength: 60 }), fc.array(fc.integer({ min: 0, max: 31 }), { maxLength: 150 }), async (products, wanted) => {
+        const db = openDatabase(join(mkdtempSync(join(tmpdir(), 'adsync-state-')), 'state.sqlite'));
+        try {
+          const catalogs = [new SqliteCatalogState(db, 'c1', null), new SqliteCatalogState(db, 'c2', null)];
+          const upsert = db.prepare(
+            `INSERT INTO catalog_products (catalog, id, content_hash, product_key, sent_at, raw_fp, feed_warnings) VALUES (?, ?, 'h', 'k', 1, ?, ?)
+             ON CONFLICT (catalog, id) DO UPDATE SET raw_fp = excluded.raw_fp, feed_warnings = excluded.feed_warnings`,
+          );
+          for (const p of products) upsert.run(p.catalog, `p${p.id}`, p.fp === null ? null : fp(p.fp), p.warnings === null ? null : JSON.stringify(p.warnings));
+          const fingerprints = wanted.map(fp);
+          for (const [index, catalog] of catalogs.entries()) {
+            expect(await catalog.productsByFingerprint(fingerprints)).toEqual(lookupWithInLists(db, index + 1, fingerprints));
+          }
+        } finally {
+          db.close();
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 });

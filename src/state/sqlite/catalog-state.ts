@@ -27,8 +27,6 @@ import { SpoolFile, temporaryFolderFailure } from '../spool-file.js';
  */
 const DELETABLE = '(p.job IS NULL OR p.job = $owner OR $owner IS NULL)';
 
-/** Fingerprints looked up per statement. */
-const LOOKUP_BATCH = 64;
 /** Most rows of one commit statement (a PUT holds at most 25 products). */
 const COMMIT_ROWS = 25;
 
@@ -131,21 +129,21 @@ export class SqliteCatalogState implements CatalogState {
   }
 
   productsByFingerprint(fingerprints: readonly Buffer[]): Promise<(FingerprintMatch | undefined)[]> {
-    this.lookupStatement ??= rawStatement(
-      this.db,
-      `SELECT raw_fp, id, feed_warnings FROM catalog_products WHERE catalog = ? AND raw_fp IN (${Array.from({ length: LOOKUP_BATCH }, () => '?').join(', ')})`,
-    );
+    // One seek per fingerprint, all in one read transaction: outside a transaction every
+    // statement takes and drops SQLite's file locks (a few system calls, each dear here), which
+    // cost more than the seek. Of several products with the fingerprint (none in practice: the
+    // item's bytes hold its id), the last in the index's order is taken.
+    this.lookupStatement ??= rawStatement(this.db, 'SELECT id, feed_warnings FROM catalog_products WHERE catalog = ? AND raw_fp = ?');
     const stmt = this.lookupStatement;
-    const found = new Map<string, FingerprintMatch>();
-    const params: unknown[] = new Array<unknown>(LOOKUP_BATCH + 1);
-    params[0] = this.catalog;
-    for (let from = 0; from < fingerprints.length; from += LOOKUP_BATCH) {
-      for (let i = 0; i < LOOKUP_BATCH; i++) params[i + 1] = fingerprints[from + i] ?? fingerprints[from];
-      for (const [fp, id, warnings] of stmt.all(params) as [Buffer, string, string | null][]) {
-        found.set(fp.toString('latin1'), { id, warnings: warningsOf(warnings) });
+    const matches = new Array<FingerprintMatch | undefined>(fingerprints.length);
+    this.db.transaction(() => {
+      for (let i = 0; i < fingerprints.length; i++) {
+        const rows = stmt.all(this.catalog, fingerprints[i]) as [id: string, warnings: string | null][];
+        const last = rows[rows.length - 1];
+        matches[i] = last === undefined ? undefined : { id: last[0], warnings: warningsOf(last[1]) };
       }
-    }
-    return Promise.resolve(found.size === 0 ? fingerprints.map(() => undefined) : fingerprints.map((fp) => found.get(fp.toString('latin1'))));
+    })();
+    return Promise.resolve(matches);
   }
 
   commitUpserts(products: readonly CommittedProduct[], sentAt: number): Promise<void> {
