@@ -40,6 +40,27 @@ describe('OAuth 1.0a signer', () => {
     expect(percentEncode('%')).toBe('%25');
   });
 
+  it('leaves text of unreserved characters as it is, and encodes any other text as encodeURIComponent does (the fast path agrees with the slow one)', () => {
+    const slow = (value: string): string => encodeURIComponent(value.toWellFormed()).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+    const unreserved = fc.string({ unit: fc.constantFrom(...'AZaz09-._~'.split(''), 'b', 'Q', '5') });
+    fc.assert(
+      fc.property(fc.oneof(unreserved, fc.string({ unit: 'grapheme-ascii' }), fc.string({ unit: 'binary' }), fc.string()), (value) => {
+        expect(percentEncode(value)).toBe(slow(value));
+      }),
+      { numRuns: 2000 },
+    );
+    expect(percentEncode('emulator-access-token_1.0~')).toBe('emulator-access-token_1.0~');
+    expect(percentEncode('')).toBe('');
+  });
+
+  it('never hands out a nonce twice, also across the draws of random bytes that nonces are cut from', () => {
+    const url = new URL('https://ads-api.x.com/12/accounts');
+    const nonces = new Set<string>();
+    for (let i = 0; i < 1000; i++) nonces.add(signRequest({ method: 'GET', url, consumer: vector.consumer, token: vector.token }).oauthParams.oauth_nonce ?? '');
+    expect(nonces.size).toBe(1000);
+    for (const nonce of nonces) expect(nonce).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
   it('draws a fresh nonce and timestamp for every signature', () => {
     const url = new URL('https://ads-api.x.com/12/accounts');
     const a = signRequest({ method: 'GET', url, consumer: vector.consumer, token: vector.token });
