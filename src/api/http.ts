@@ -137,7 +137,8 @@ export function sendHttp(req: HttpRequest): Promise<HttpResponse> {
         settled = true;
         clearTimeout(timer);
         req.signal?.removeEventListener('abort', onAbort);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
+        // One chunk (most answers) is the body as it is: Buffer.concat would copy it into a new allocation.
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : Buffer.concat(chunks) });
       });
     });
     request.end(req.body);
