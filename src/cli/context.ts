@@ -1,12 +1,23 @@
 /**
  * What every command gets: where to write, the environment, the global options, and a
  * logger and settings built from them on first use.
+ *
+ * The settings' and the logger's modules (zod and yaml, pino: ~130 ms of loading here) are
+ * loaded by loadServices() before a command's action runs (main.ts's preAction hook), not with
+ * the command line: `adsync --help` and a usage error need neither.
  */
 import type { LevelWithSilent, Logger } from 'pino';
-import { loadSettings, type Settings } from '../config/settings.js';
-import { ConfigError } from '../errors.js';
-import { createLogger, LOG_LEVELS } from '../logging/logger.js';
+import type { loadSettings, Settings } from '../config/settings.js';
+import { ConfigError, InternalError } from '../errors.js';
+import { LOG_LEVELS } from '../logging/log-levels.js';
+import type { createLogger } from '../logging/logger.js';
 import { TerminalOutput } from '../logging/terminal-output.js';
+
+/** What the settings and the logger are made with (see loadServices). */
+interface ContextServices {
+  loadSettings: typeof loadSettings;
+  createLogger: typeof createLogger;
+}
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -25,6 +36,7 @@ export interface GlobalOptions {
 export class CliContext {
   private settingsCache: Settings | undefined;
   private loggerCache: Logger | undefined;
+  private services: ContextServices | undefined;
   /** The level when neither --log-level nor ADSYNC_LOG_LEVEL says one (see quietLogs). */
   private defaultLevel: LevelWithSilent = 'info';
   exitCode = 0;
@@ -42,13 +54,29 @@ export class CliContext {
     this.terminal = new TerminalOutput(io.stderr);
   }
 
+  /** Loads what `settings` and `logger` are made with; before any command's action. */
+  async loadServices(): Promise<void> {
+    const [{ loadSettings }, { createLogger }] = await Promise.all([import('../config/settings.js'), import('../logging/logger.js')]);
+    this.services ??= { loadSettings, createLogger };
+  }
+
+  /** Whether loadServices() ran: a command's action started. */
+  get servicesLoaded(): boolean {
+    return this.services !== undefined;
+  }
+
+  private loaded(): ContextServices {
+    if (this.services === undefined) throw new InternalError('the settings and the logger were used before loadServices()');
+    return this.services;
+  }
+
   /** The global options the command line gave (--config, --log-level). */
   globalOptions(): GlobalOptions {
     return this.globals();
   }
 
   get settings(): Settings {
-    this.settingsCache ??= loadSettings({ path: this.globals().config, env: this.env, cwd: this.cwd });
+    this.settingsCache ??= this.loaded().loadSettings({ path: this.globals().config, env: this.env, cwd: this.cwd });
     return this.settingsCache;
   }
 
@@ -83,7 +111,7 @@ export class CliContext {
   }
 
   get logger(): Logger {
-    this.loggerCache ??= createLogger({
+    this.loggerCache ??= this.loaded().createLogger({
       level: this.logLevel(),
       pretty: this.io.isTty,
       // https://no-color.org: set to anything but the empty string, no colors.

@@ -6,9 +6,8 @@
 import { Command, CommanderError, Option } from 'commander';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline/promises';
-import { closeIdleConnections } from '../api/http.js';
 import { ExitCode } from '../errors.js';
-import { LOG_LEVELS } from '../logging/logger.js';
+import { LOG_LEVELS } from '../logging/log-levels.js';
 import { registerAuth } from './commands/auth.js';
 import { registerCommands } from './commands/index.js';
 import { CliContext, type CliIo, type GlobalOptions } from './context.js';
@@ -78,9 +77,11 @@ export function buildProgram(ctx: CliContext): Command {
     .exitOverride()
     .configureOutput({ writeOut: (t) => ctx.io.stdout(t), writeErr: (t) => ctx.io.stderr(t) })
     // Before any command: a bad ADSYNC_LOG_LEVEL is a usage error of every command, not only
-    // of those that happen to log.
-    .hook('preAction', () => {
+    // of those that happen to log. Then what the settings and the logger are made with, which
+    // the help and a usage error do without (context.ts).
+    .hook('preAction', async () => {
       ctx.logLevel();
+      await ctx.loadServices();
     });
   registerCommands(program, ctx);
   registerAuth(program, ctx);
@@ -143,6 +144,8 @@ export async function main(argv: string[], io: CliIo = processIo(), env: NodeJS.
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
-    closeIdleConnections();
+    // Idle keep-alive sockets would hold the process open. Only a command's action opens any,
+    // and the settings it loaded first (context.ts) load the HTTP module: nothing is loaded here.
+    if (ctx.servicesLoaded) (await import('../api/http.js')).closeIdleConnections();
   }
 }

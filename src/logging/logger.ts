@@ -32,8 +32,7 @@ export const REDACT_PATHS = [
   '*.credentials',
 ];
 
-/** The levels of `--log-level` and `ADSYNC_LOG_LEVEL`, most severe first. */
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const satisfies readonly LevelWithSilent[];
+export { LOG_LEVELS } from './log-levels.js';
 
 export interface LoggerOptions {
   level?: LevelWithSilent;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { oneLine } from '../../src/errors.js';
-import { formatRuns } from '../../src/cli/commands/runs.js';
+import { formatRuns } from '../../src/cli/actions/runs.js';
 import type { RunRecord } from '../../src/state/store.js';
 
 const run = (i: number, job: string): RunRecord => ({

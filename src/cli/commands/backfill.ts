@@ -1,15 +1,7 @@
-/** `adsync backfill <job-file> --source <file>`: a one-off, checkpointed full upload of a large file. */
+/** `adsync backfill <job-file> --source <file>`: a one-off, checkpointed full upload of a large file (the work: ../actions/backfill.ts). */
 import type { Command } from 'commander';
-import { runJob } from '../../jobs/runner.js';
+import type { BackfillFlags } from '../actions/backfill.js';
 import type { CliContext } from '../context.js';
-import { loadJobs, openStoreForJobs, progressFor, reportRun, runEnvironment } from '../job-session.js';
-
-interface BackfillFlags {
-  source: string;
-  restart?: boolean;
-  json?: boolean;
-  rejectsWithValues?: boolean;
-}
 
 export function registerBackfill(program: Command, ctx: CliContext): void {
   program
@@ -20,21 +12,5 @@ export function registerBackfill(program: Command, ctx: CliContext): void {
     .option('--restart', 'ignore an unfinished backfill of this job and start over')
     .option('--json', 'print the JSON summary on stdout')
     .option('--rejects-with-values', 'write the raw rejected values (personal data) into the rejects file')
-    .action(async (file: string, flags: BackfillFlags) => {
-      const [job] = loadJobs(ctx, [file], { sourceOverride: flags.source, json: flags.json === true });
-      if (!job) return;
-      const store = await openStoreForJobs(ctx, [job], { json: flags.json === true, dryRun: false });
-      try {
-        const summary = await runJob(job, runEnvironment(ctx, store, progressFor(ctx, false)), {
-          command: 'backfill',
-          dryRun: false,
-          full: true,
-          restart: flags.restart === true,
-          rejectsWithValues: flags.rejectsWithValues === true,
-        });
-        reportRun(ctx, summary, flags.json === true);
-      } finally {
-        await store.close();
-      }
-    });
+    .action(async (file: string, flags: BackfillFlags) => (await import('../actions/backfill.js')).backfillCommand(ctx, file, flags));
 }
