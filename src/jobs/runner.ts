@@ -22,11 +22,7 @@ import { RejectsFile } from './rejects-file.js';
 import { RunContext, type RunEnvironment, type RunOptions } from './run-context.js';
 import { RunStop } from './run-stop.js';
 import { emptySummary, type RunSummary } from './summary.js';
-import { runAudience } from './run-audience.js';
-import { runCatalog } from './run-catalog.js';
 import { describeTarget, targetLockKey, targetLockOwner, waitForTargetLock } from './target-lock.js';
-import { backfillAudience } from './backfill-audience.js';
-import { backfillCatalog } from './backfill-catalog.js';
 
 /**
  * When a run started: the wall clock's time, which names the run and dates it in the history,
@@ -76,6 +72,19 @@ async function alertOn(job: Job, finished: RunSummary, logger: Logger, lostLock?
       ? alert.reason
       : `run ${finished.status}: ${finished.error ?? `${lostLock} was lost`} (another process took it over after lock.ttl_seconds without a heartbeat); ${finished.status === 'success' ? 'its work was done' : 'what was not sent is sent by the next run'}`;
   if ((alert.send || lostLock !== undefined) && job.alerts.webhookUrl) await sendAlert(job.alerts.webhookUrl, { event: 'adsync.run', reason, summary: finished }, logger);
+}
+
+/**
+ * The sync of the job's kind, for the command: imported when a run gets to it, so that a process
+ * loads the sync of the kinds it runs only (an audience run neither the catalog's feed readers,
+ * product rules and workers nor its uploader; a catalog run none of the export's).
+ */
+async function runSync(ctx: RunContext, job: Job, command: RunOptions['command']): Promise<void> {
+  if (command === 'backfill') {
+    if (job.kind === 'catalog') await (await import('./backfill-catalog.js')).backfillCatalog(ctx, job);
+    else await (await import('./backfill-audience.js')).backfillAudience(ctx, job);
+  } else if (job.kind === 'catalog') await (await import('./run-catalog.js')).runCatalog(ctx, job);
+  else await (await import('./run-audience.js')).runAudience(ctx, job);
 }
 
 /**
@@ -225,11 +234,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     }
     if (ctx.interrupted) {
       // Stopped while waiting for the target: nothing was read or sent.
-    } else if (options.command === 'backfill') {
-      if (job.kind === 'catalog') await backfillCatalog(ctx, job);
-      else await backfillAudience(ctx, job);
-    } else if (job.kind === 'catalog') await runCatalog(ctx, job);
-    else await runAudience(ctx, job);
+    } else await runSync(ctx, job, options.command);
     // A dry run ends after planning: its display ends as a run's that ran to its end does.
     if (!ctx.interrupted) counters.phase = 'finishing';
   } catch (error) {
