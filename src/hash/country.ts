@@ -1,8 +1,16 @@
-import { getCountries, type CountryCode } from 'libphonenumber-js/core';
-import { PHONE_METADATA } from './phone-metadata.js';
+import type { CountryCode } from 'libphonenumber-js/core';
+import { phoneLibrary, phoneMetadata } from './phone-metadata.js';
 
-/** Every country libphonenumber-js has a numbering plan for (ISO 3166-1 alpha-2, plus XK, AC, TA). */
-const KNOWN_COUNTRIES: ReadonlySet<string> = new Set<string>(getCountries(PHONE_METADATA));
+let knownCountries: ReadonlySet<string> | undefined;
+
+/**
+ * Every country libphonenumber-js has a numbering plan for (ISO 3166-1 alpha-2, plus XK, AC, TA),
+ * on first use (see phone-metadata.ts).
+ */
+function known(): ReadonlySet<string> {
+  knownCountries ??= new Set<string>(phoneLibrary().getCountries(phoneMetadata()));
+  return knownCountries;
+}
 
 /**
  * Codes that are not ISO 3166-1 alpha-2 but that people write for a country, mapped explicitly:
@@ -24,7 +32,7 @@ function countryByName(name: string): CountryCode | undefined {
     countryNames = new Map();
     for (const style of ['long', 'short'] as const) {
       const names = new Intl.DisplayNames(['en'], { type: 'region', style, fallback: 'none' });
-      for (const code of KNOWN_COUNTRIES) {
+      for (const code of known()) {
         const english = names.of(code);
         // Short names of two letters are codes ("US", "UK"): known already.
         if (english !== undefined && english.length > 2) countryNames.set(english.toUpperCase(), code as CountryCode);
@@ -37,7 +45,7 @@ function countryByName(name: string): CountryCode | undefined {
 
 /** True when `code` is already an upper-case country code that phone numbers can use. */
 export function isKnownCountry(code: string): code is CountryCode {
-  return KNOWN_COUNTRIES.has(code);
+  return known().has(code);
 }
 
 /**

@@ -32,7 +32,7 @@
 import { createRequire } from 'node:module';
 import type { CountryCode } from 'libphonenumber-js/core';
 import { e164Digits, NOT_A_NUMBER, notValid } from './phone-reasons.js';
-import { PHONE_METADATA } from './phone-metadata.js';
+import { phoneMetadata } from './phone-metadata.js';
 import type { NormalizedText } from './types.js';
 
 /** Longest text taken (libphonenumber-js itself takes 250); longer text falls back. */
@@ -176,9 +176,19 @@ function libphonenumberVersion(): string | undefined {
   }
 }
 
-/** Whether the fast path answers at all: a ported release, and metadata of the v4 layout it reads. */
-export const FAST_PATH_ENABLED: boolean =
-  PORTED_RELEASES.test(libphonenumberVersion() ?? '') && (PHONE_METADATA as { version?: unknown }).version === 4;
+let enabled: boolean | undefined;
+
+/**
+ * Whether the fast path answers at all: a ported release, and metadata of the v4 layout it reads.
+ * Settled, and the calling codes read, on the first number (the metadata loads on first use).
+ */
+export function fastPathEnabled(): boolean {
+  if (enabled === undefined) {
+    enabled = PORTED_RELEASES.test(libphonenumberVersion() ?? '') && (phoneMetadata() as { version?: unknown }).version === 4;
+    if (enabled) readCallingCodes();
+  }
+  return enabled;
+}
 
 /** Compiled plans by country; `null` for a plan this port cannot read (those countries fall back). */
 const plans = new Map<string, Plan | null>();
@@ -187,7 +197,7 @@ function planOf(country: string): Plan | undefined {
   let plan = plans.get(country);
   if (plan === undefined) {
     try {
-      plan = compilePlan((PHONE_METADATA.countries as Record<string, unknown>)[country]);
+      plan = compilePlan((phoneMetadata().countries as Record<string, unknown>)[country]);
     } catch (error) {
       if (!(error instanceof UnexpectedMetadata || error instanceof SyntaxError)) throw error;
       plan = null;
@@ -197,16 +207,20 @@ function planOf(country: string): Plan | undefined {
   return plan ?? undefined;
 }
 
-/** metadata.js hasCallingCode() and getCountryCodesForCallingCode(), built once. */
+/** metadata.js hasCallingCode() and getCountryCodesForCallingCode(), built once (fastPathEnabled). */
 const callingCodes = new Map<string, CallingCodeEntry>();
-for (const [code, countries] of Object.entries(PHONE_METADATA.country_calling_codes as Record<string, unknown>)) {
-  const list: readonly unknown[] | undefined = Array.isArray(countries) ? countries : undefined;
-  if (list === undefined || list.length === 0 || !list.every((c): c is string => typeof c === 'string')) continue;
-  // Old metadata listed non-geographic codes as ["001"]: getCountryCodesForCallingCode() skips them.
-  callingCodes.set(code, list.length === 1 && list[0]?.length === 3 ? 'non-geographic' : { countries: list });
-}
-for (const code of Object.keys((PHONE_METADATA as { nonGeographic?: Record<string, unknown> }).nonGeographic ?? {})) {
-  if (!callingCodes.has(code)) callingCodes.set(code, 'non-geographic');
+
+function readCallingCodes(): void {
+  const metadata = phoneMetadata();
+  for (const [code, countries] of Object.entries(metadata.country_calling_codes as Record<string, unknown>)) {
+    const list: readonly unknown[] | undefined = Array.isArray(countries) ? countries : undefined;
+    if (list === undefined || list.length === 0 || !list.every((c): c is string => typeof c === 'string')) continue;
+    // Old metadata listed non-geographic codes as ["001"]: getCountryCodesForCallingCode() skips them.
+    callingCodes.set(code, list.length === 1 && list[0]?.length === 3 ? 'non-geographic' : { countries: list });
+  }
+  for (const code of Object.keys((metadata as { nonGeographic?: Record<string, unknown> }).nonGeographic ?? {})) {
+    if (!callingCodes.has(code)) callingCodes.set(code, 'non-geographic');
+  }
 }
 
 /** The plan libphonenumber-js selects for a calling code: its main country's (getNumberingPlanMetadata). */
@@ -424,7 +438,7 @@ function hasNoDigits(text: string): boolean {
  * is not sure and libphonenumber-js must decide.
  */
 export function fastPhoneText(text: string, country: CountryCode | undefined): NormalizedText | undefined {
-  if (!FAST_PATH_ENABLED) return undefined;
+  if (!(enabled ?? fastPathEnabled())) return undefined;
   if (text.length > MAX_LENGTH) return text.length <= MAX_INPUT_STRING_LENGTH && hasNoDigits(text) ? NOT_A_NUMBER : undefined;
   const international = text.charCodeAt(0) === 43; /* + */
   const digits = digitsOf(text, international ? 1 : 0);

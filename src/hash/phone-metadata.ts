@@ -20,7 +20,28 @@
  * phone-fast-path.ts reads this same metadata (its compiled expressions cached per country)
  * and gives libphonenumber-js's answer for common shapes about ten times faster; see
  * test/hash/phone-fast-path.bench.ts.
+ *
+ * Both the library and the metadata are loaded on first use, through the package's CommonJS
+ * build (require keeps the normalizers synchronous): only a job that reads phone numbers or
+ * country codes uses them, and loading them took ~60 ms (72 modules) in every thread that
+ * hashes, the main thread and each export-reading worker, for an email-only export too.
  */
-import metadata from 'libphonenumber-js/max/metadata';
+import { createRequire } from 'node:module';
+import type * as PhoneLibrary from 'libphonenumber-js/core';
+import type { MetadataJson } from 'libphonenumber-js/core';
 
-export const PHONE_METADATA = metadata;
+const load = createRequire(import.meta.url);
+let library: typeof PhoneLibrary | undefined;
+let metadata: MetadataJson | undefined;
+
+/** libphonenumber-js's functions, of its core build: each call is given phoneMetadata(). */
+export function phoneLibrary(): typeof PhoneLibrary {
+  library ??= load('libphonenumber-js/core') as typeof PhoneLibrary;
+  return library;
+}
+
+/** The 'max' metadata. */
+export function phoneMetadata(): MetadataJson {
+  metadata ??= load('libphonenumber-js/max/metadata') as MetadataJson;
+  return metadata;
+}

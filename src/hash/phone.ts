@@ -1,8 +1,8 @@
-import { getCountryCallingCode, Metadata, ParseError, parsePhoneNumberWithError, type CountryCode, type PhoneNumber } from 'libphonenumber-js/core';
+import type { CountryCode, PhoneNumber } from 'libphonenumber-js/core';
 import { alreadyHashed } from './already-hashed.js';
 import { isKnownCountry, normalizeCountry } from './country.js';
 import { fastPhoneText } from './phone-fast-path.js';
-import { PHONE_METADATA } from './phone-metadata.js';
+import { phoneLibrary, phoneMetadata } from './phone-metadata.js';
 import { e164Digits, EMPTY, NO_COUNTRY, NOT_A_NUMBER, notValid, PARAMETERS, SCIENTIFIC, TOO_LONG, TOO_SHORT, UNKNOWN_CALLING_CODE, UNPARSABLE } from './phone-reasons.js';
 import { rejected, toNormalized } from './result.js';
 import { SCIENTIFIC_NOTATION } from './scientific-notation.js';
@@ -73,11 +73,12 @@ const dialingByCountry = new Map<CountryCode, { callingCode: string; trunkPrefix
 function dialingOf(country: CountryCode): { callingCode: string; trunkPrefix: string | undefined } {
   let dialing = dialingByCountry.get(country);
   if (dialing === undefined) {
-    const metadata = new Metadata(PHONE_METADATA);
+    const { getCountryCallingCode, Metadata } = phoneLibrary();
+    const metadata = new Metadata(phoneMetadata());
     metadata.selectNumberingPlan(country);
     // nationalPrefix() is there at run time; the library's types leave it out.
     const plan = metadata.numberingPlan as unknown as { nationalPrefix(): string | undefined } | undefined;
-    dialing = { callingCode: getCountryCallingCode(country, PHONE_METADATA), trunkPrefix: plan?.nationalPrefix() || undefined };
+    dialing = { callingCode: getCountryCallingCode(country, phoneMetadata()), trunkPrefix: plan?.nationalPrefix() || undefined };
     dialingByCountry.set(country, dialing);
   }
   return dialing;
@@ -144,9 +145,10 @@ function phoneTextWith(raw: string, ctx: NormalizeContext | undefined, fastPath:
   }
   const unknownCountry = code !== undefined && country === undefined ? code.trim() : undefined;
 
+  const { parsePhoneNumberWithError, ParseError } = phoneLibrary();
   let phone: PhoneNumber;
   try {
-    phone = parsePhoneNumberWithError(input.text, parseOptions(input.country), PHONE_METADATA);
+    phone = parsePhoneNumberWithError(input.text, parseOptions(input.country), phoneMetadata());
   } catch (error) {
     // ParseError says what is wrong with the text. Anything else would be a libphonenumber-js
     // bug on this one input: it rejects the value (one row), it does not end the run.
@@ -198,7 +200,7 @@ function legacyMexicanMobile(phone: PhoneNumber): string | undefined {
     return undefined;
   }
   try {
-    const current = parsePhoneNumberWithError(`+52${national.slice(1)}`, NO_COUNTRY_OPTIONS, PHONE_METADATA);
+    const current = phoneLibrary().parsePhoneNumberWithError(`+52${national.slice(1)}`, NO_COUNTRY_OPTIONS, phoneMetadata());
     return current.isValid() ? current.number.slice(1) : undefined;
   } catch {
     return undefined;

@@ -8,7 +8,7 @@
  */
 import { getCountries, getExampleNumber, parsePhoneNumberWithError, type CountryCode, type PhoneNumber } from 'libphonenumber-js/core';
 import mobileExamples from 'libphonenumber-js/mobile/examples';
-import { PHONE_METADATA } from '../../src/hash/phone-metadata.js';
+import { phoneMetadata } from '../../src/hash/phone-metadata.js';
 import type { NormalizeContext } from '../../src/hash/index.js';
 
 /** A deterministic random source (mulberry32): the same cells for the same seed. */
@@ -43,6 +43,8 @@ export class Random {
     return out;
   }
 }
+
+const PHONE_METADATA = phoneMetadata();
 
 export const ALL_COUNTRIES: readonly CountryCode[] = getCountries(PHONE_METADATA);
 
