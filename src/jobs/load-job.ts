@@ -7,18 +7,18 @@
  */
 import { statSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
-import cron from 'node-cron';
 import { expandHome } from '../config/home-path.js';
 import { alertsSchema, isValidTimezone, retryDelayProblem, retryFrom, type Settings } from '../config/settings.js';
 import { parseWithSchema, readYamlFile, startsWithUrl } from '../config/yaml-file.js';
 import { ConfigError } from '../errors.js';
 import { normalizeCountry } from '../hash/country.js';
 import type { IdentifierType } from '../hash/types.js';
-import { extensionOf, formatOfPath } from '../sources/index.js';
+import { extensionOf, formatOfPath } from '../sources/source-format.js';
 import type { SourceSpec } from '../sources/types.js';
 import type { RunKind } from '../state/store.js';
 import type { Job, JobBase, ProductSetSpec } from './job.js';
 import { JOB_NAME, JOB_NAME_RULE, jobFileSchema, knownJobKeys, type JobFile } from './job-schema.js';
+import { cron } from './node-cron.js';
 import { validateFieldMapping } from '../transform/field-mapping.js';
 
 /** Identifier types a do-not-reach list takes (ads-api.md 4.2). */
@@ -122,7 +122,7 @@ function valueProblems(v: { schedule?: unknown; timezone?: unknown; defaultCount
   const problems: string[] = [];
   const timezone = v.timezone === undefined ? settings.timezone : v.timezone;
   if (typeof v.schedule === 'string') {
-    const check = cron.validateDetailed(v.schedule);
+    const check = cron().validateDetailed(v.schedule);
     if (!check.valid) problems.push(`schedule: "${v.schedule}" is not a valid cron expression (${check.errors.map((e) => e.message).join('; ')})`);
     else if (neverFires(v.schedule, typeof timezone === 'string' && isValidTimezone(timezone) ? timezone : undefined)) {
       problems.push(`schedule: "${v.schedule}" never fires: no time in the next 100 years matches all of its fields (the day of the month and the week day must both match)`);
@@ -141,7 +141,7 @@ function valueProblems(v: { schedule?: unknown; timezone?: unknown; defaultCount
  * throws, which stopped `adsync schedule` at start instead of skipping the job.
  */
 function neverFires(schedule: string, timezone: string | undefined): boolean {
-  const task = cron.createTask(schedule, () => undefined, { timezone });
+  const task = cron().createTask(schedule, () => undefined, { timezone });
   try {
     task.getNextRuns(1);
     return false;

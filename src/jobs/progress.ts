@@ -5,8 +5,12 @@
  * a timer, so reporting costs the hot path nothing. One display serves every run of a
  * command, several at once in `adsync schedule`: each start() gives that run its own timer,
  * stopped by the handle it returns.
+ *
+ * cli-progress is required when a bar starts (cliProgressModule): a run that is not on a
+ * terminal (cron, systemd, --json to a pipe) shows none, and its 16 modules cost ~15 ms to load.
  */
-import cliProgress from 'cli-progress';
+import type CliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
 import type { TerminalOutput } from '../logging/terminal-output.js';
 
@@ -143,6 +147,10 @@ export function barLine(head: string, progress: number, counts: string, width: n
  * show bars (run, backfill, demo) run their jobs one after another; a run started while another
  * run's bar is shown gets no bar (and its stop leaves the other's alone).
  */
+function cliProgressModule(): typeof CliProgress {
+  return createRequire(import.meta.url)('cli-progress') as typeof CliProgress;
+}
+
 export class BarProgress implements ProgressDisplay {
   private shown = false;
 
@@ -155,6 +163,7 @@ export class BarProgress implements ProgressDisplay {
     if (this.shown) return { stop: () => undefined };
     this.shown = true;
     const started = performance.now();
+    const cliProgress = cliProgressModule();
     const bars = new cliProgress.MultiBar(
       {
         stream: this.stream,

@@ -16,7 +16,7 @@
  */
 import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { join, resolve } from 'node:path';
-import cron, { type ScheduledTask } from 'node-cron';
+import type { ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import { ConfigError, isAdsyncError, reportedMessage } from '../errors.js';
@@ -27,6 +27,7 @@ import type { RunEnvironment } from './run-context.js';
 import { runJob } from './runner.js';
 import { ScheduleAlerts, type JobFileProblem } from './schedule-alerts.js';
 import type { RunSummary } from './summary.js';
+import { cron } from './node-cron.js';
 
 /**
  * How late a tick may still start its run. node-cron's default, 1 s, drops the run of a tick
@@ -115,7 +116,7 @@ export class Scheduler {
 
   constructor(private readonly options: SchedulerOptions) {
     this.alerts = new ScheduleAlerts(options.logger);
-    cron.setLogger({
+    cron().setLogger({
       info: (m) => options.logger.debug({ source: 'node-cron' }, m),
       warn: (m) => options.logger.warn({ source: 'node-cron' }, m),
       error: (m) => options.logger.error({ source: 'node-cron' }, String(m)),
@@ -223,7 +224,7 @@ export class Scheduler {
     }
     for (const [name, job] of wanted) {
       if (this.scheduled.has(name)) continue;
-      const task = cron.createTask(job.schedule ?? '', () => this.tick(name), { timezone: job.timezone, name, missedExecutionTolerance: TICK_TOLERANCE_MS });
+      const task = cron().createTask(job.schedule ?? '', () => this.tick(name), { timezone: job.timezone, name, missedExecutionTolerance: TICK_TOLERANCE_MS });
       task.on('execution:missed', (context) => this.tickMissed(name, context.date));
       const entry: Scheduled = { job, task, watch: new JobFileWatch(job.file, versions.get(name)) };
       await task.start();
