@@ -6,7 +6,9 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { CutItemParser, type ItemContextSpec } from '../sources/xml-item-parser.js';
-import { buildProduct } from '../transform/index.js';
+// Not through ../transform/index.js: that also exports the zod schemas (productSchema, the field
+// mapping's), which this thread never uses and would load zod (~70 ms) for.
+import { buildProduct } from '../transform/build-product.js';
 import { contextKeyBytes, rawFingerprintOf } from './catalog-raw-fingerprint.js';
 import type { FromReadWorker, ItemResultTuple, ReadMessage, ReadWorkerData, ToReadWorker } from './catalog-read-messages.js';
 

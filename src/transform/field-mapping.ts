@@ -13,7 +13,6 @@
  * empty (a missing mapped field gives "is required (source field ...)", never a silent fallback).
  * One source field may feed several attributes ({ id: sku, mpn: sku }).
  */
-import { z } from 'zod';
 import type { ProductAttribute } from './product-attributes.js';
 import { PRODUCT_ATTRIBUTES, isProductAttribute, isServiceGeneratedAttribute } from './product-attributes.js';
 
@@ -85,25 +84,6 @@ export function validateFieldMapping(value: unknown): FieldMappingError[] {
   }
   return errors;
 }
-
-/**
- * zod schema of `catalog.fields:` for the job-file schema; its issues carry the key as path
- * and the messages of validateFieldMapping.
- */
-export const fieldMappingSchema = z
-  .record(z.string(), z.unknown())
-  .superRefine((value, ctx) => {
-    for (const error of validateFieldMapping(value)) {
-      ctx.addIssue({ code: 'custom', message: error.message, path: error.key === '' ? [] : [error.key] });
-    }
-  })
-  .transform((value): FieldMapping => {
-    const mapping: Partial<Record<ProductAttribute, string>> = {};
-    for (const [key, source] of Object.entries(value)) {
-      if (isProductAttribute(key) && typeof source === 'string') mapping[key] = source;
-    }
-    return mapping;
-  });
 
 /** Where one source field goes: the attributes (indexes into PRODUCT_ATTRIBUTES) it feeds. */
 export interface FieldRoute {

@@ -1,7 +1,8 @@
 /** Product side of src/transform: feed item -> product payload (or reject), field mapping. */
 export { buildProduct } from './build-product.js';
 export type { ProductBuildResult } from './build-product.js';
-export { attributeOfFieldName, fieldMappingSchema, validateFieldMapping } from './field-mapping.js';
+export { attributeOfFieldName, validateFieldMapping } from './field-mapping.js';
+export { fieldMappingSchema } from './field-mapping-schema.js';
 export type { FieldMapping, FieldMappingError } from './field-mapping.js';
 export {
   ADDITIONAL_IMAGE_LINKS_MAX,
