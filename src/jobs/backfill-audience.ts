@@ -4,7 +4,7 @@
  * every acknowledged batch is committed to the state and moves the checkpoint, so a run
  * killed at any point resumes from the last acknowledged batch and ends the same.
  */
-import { readCsvSource } from '../sources/index.js';
+import { readCsvSource } from '../sources/read-source.js';
 import { IdentifierList, addCountsByField, type CountsByField } from '../state/identifier-list.js';
 import { AudienceRowMapper, EXPORT_HEADER_OPTIONS, mapCsvBatch } from '../transform/audience-records.js';
 import { backfillStart } from './backfill-checkpoint.js';

@@ -32,7 +32,7 @@ import { splitCsvFile } from '../sources/csv-split.js';
 import { changedWhileRead, fileVersionOf } from '../sources/file-version.js';
 import { FileRange } from '../sources/file-range.js';
 import { readCsv } from '../sources/csv.js';
-import { formatOfPath } from '../sources/index.js';
+import { formatOfPath } from '../sources/source-format.js';
 import { IdentifierList, addCountsByField, transferList, type CountsByField } from '../state/identifier-list.js';
 import { SpoolFile } from '../state/spool-file.js';
 import type { AudienceScan } from '../state/store.js';

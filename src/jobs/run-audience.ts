@@ -13,7 +13,7 @@
 import { membershipExpiry } from './membership-expiry.js';
 import type { AudienceTarget } from '../api/resources/audiences.js';
 import { StateError } from '../errors.js';
-import { readCsvSource } from '../sources/index.js';
+import { readCsvSource } from '../sources/read-source.js';
 import { IdentifierList, addCountsByField, type CountsByField } from '../state/identifier-list.js';
 import type { AudiencePlanCounts, AudiencePlanOptions, AudienceScan, AudienceState } from '../state/store.js';
 import { BucketConfirmations } from './bucket-confirmations.js';
