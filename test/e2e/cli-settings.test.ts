@@ -339,12 +339,12 @@ describe('adsync unlock <job>', () => {
     }
   }
 
-  /** The owner of job crm's lock, read from the state database (undefined: none yet). */
-  function lockOwner(): string | undefined {
+  /** The owner of a lock (job crm's by default), read from the state database (undefined: none yet). */
+  function lockOwner(key = 'crm'): string | undefined {
     try {
       const db = openTestDatabase(ws.statePath, { readonly: true, fileMustExist: true });
       try {
-        return (db.prepare("SELECT owner FROM locks WHERE job = 'crm'").get() as { owner: string } | undefined)?.owner;
+        return (db.prepare('SELECT owner FROM locks WHERE job = ?').get(key) as { owner: string } | undefined)?.owner;
       } finally {
         db.close();
       }
@@ -408,7 +408,12 @@ describe('adsync unlock <job>', () => {
     ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 5000, times: 1 });
     const child = ws.spawn(['run', 'crm.yaml', '--json']);
     const done = collect(child);
-    await waitFor(() => lockOwner() !== undefined, 10_000, 'the run to take its lock');
+    // The job's lock first, then its audience's: killed between the two, the run would leave one.
+    await waitFor(
+      () => lockOwner() !== undefined && lockOwner('custom_audience:emu-account:emu-audience') !== undefined,
+      10_000,
+      'the run to take its locks',
+    );
     child.kill('SIGKILL');
     const killed = await done;
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
