@@ -93,7 +93,7 @@ export class SqliteAudienceScan implements AudienceScan {
 
   /** Makes the plan from the members as they are now; adds() and removes() then stream exactly this plan. */
   counts(options: AudiencePlanOptions): Promise<AudiencePlanCounts> {
-    this.plan = this.makePlan(options, planKey(options));
+    this.plan = this.readPlan(options, planKey(options));
     return Promise.resolve(this.plan.counts);
   }
 
@@ -153,8 +153,17 @@ export class SqliteAudienceScan implements AudienceScan {
   /** The plan counts() made last for these options (so what the guards approved is what is sent), or a new one. */
   private planFor(options: AudiencePlanOptions): Plan {
     const key = planKey(options);
-    if (this.plan?.key !== key) this.plan = this.makePlan(options, key);
+    if (this.plan?.key !== key) this.plan = this.readPlan(options, key);
     return this.plan;
+  }
+
+  /**
+   * The plan, made in one read transaction: outside one, each statement takes and releases
+   * SQLite's file locks (a few system calls, dearer than a lookup of a member when the export is
+   * looked up identifier by identifier), and the members are read as of one moment.
+   */
+  private readPlan(options: AudiencePlanOptions, key: string): Plan {
+    return this.db.transaction(() => this.makePlan(options, key))();
   }
 
   /** One pass: the distinct identifiers, in order, against the members; writes adds and removes. */
