@@ -13,7 +13,7 @@
  */
 import type { AudienceMembership } from './audience-membership.js';
 import { EmulatorHttpError, invalidParameter, type ServiceErrorItem } from './errors.js';
-import { decodeSha256Hex } from './hashed-value-set.js';
+import { decodeSha256Hex, decodeSha256HexBytes } from './hashed-value-set.js';
 import { isUtcInstant, parseIsoInstant } from './iso-time.js';
 import { isPlainObject } from './json-body.js';
 
@@ -67,22 +67,46 @@ const staging = {
   count: 0,
 };
 
+/** Starts the staging of a new batch. */
+export function resetStaging(): void {
+  staging.count = 0;
+}
+
+/** The number of values staged so far in this batch. */
+export function stagedCount(): number {
+  return staging.count;
+}
+
+/** Room for one more staged value. */
+function reserveOne(): void {
+  if (staging.count < staging.fields.length) return;
+  const words = new Uint32Array(staging.words.length * 2);
+  words.set(staging.words);
+  const fields = new Uint8Array(staging.fields.length * 2);
+  fields.set(staging.fields);
+  staging.words = words;
+  staging.fields = fields;
+}
+
 function stageHashed(text: string, field: number): boolean {
-  if (staging.count === staging.fields.length) {
-    const words = new Uint32Array(staging.words.length * 2);
-    words.set(staging.words);
-    const fields = new Uint8Array(staging.fields.length * 2);
-    fields.set(staging.fields);
-    staging.words = words;
-    staging.fields = fields;
-  }
+  reserveOne();
   if (!decodeSha256Hex(text, staging.words, staging.count * WORDS)) return false;
   staging.fields[staging.count] = field;
   staging.count += 1;
   return true;
 }
 
-class OperationFindings {
+/** Stages the value written as 64 lowercase hex characters at bytes[from..from+64); false (nothing staged) when they are anything else. */
+export function stageHashedBytes(bytes: Uint8Array, from: number, field: number): boolean {
+  reserveOne();
+  if (!decodeSha256HexBytes(bytes, from, staging.words, staging.count * WORDS)) return false;
+  staging.fields[staging.count] = field;
+  staging.count += 1;
+  return true;
+}
+
+/** The errors found in one operation, at most MAX_ERRORS_PER_OPERATION of them listed. */
+export class OperationFindings {
   readonly errors: ServiceErrorItem[] = [];
   private unlisted = 0;
 
@@ -103,20 +127,38 @@ class OperationFindings {
   }
 }
 
+/** Params every batch takes, and those its rules add. */
+export function allowedParams(rules: AudienceBatchRules): string[] {
+  return ['users', 'expires_at', ...(rules.effectiveAt ? ['effective_at'] : []), ...(rules.emailsVariant ? ['emails'] : [])];
+}
+
+/** The index of each identifier field a user may hold, in rules.hashedFields or rules.rawFields. */
+export function identifierFieldIndexes(rules: AudienceBatchRules): { hashed: ReadonlyMap<string, number>; raw: ReadonlyMap<string, number> } {
+  const hashed = new Map<string, number>();
+  const raw = new Map<string, number>();
+  rules.hashedFields.forEach((f, i) => hashed.set(f, i));
+  rules.rawFields.forEach((f, i) => raw.set(f, i));
+  return { hashed, raw };
+}
+
+/** The field index of the values of params.emails (the do-not-reach variant). */
+export function emailsFieldIndex(hashed: ReadonlyMap<string, number>): number {
+  return hashed.get('email') ?? 0;
+}
+
 const HASH_MESSAGE = 'must be a SHA-256 hash: 64 lowercase hexadecimal characters';
 
 class BatchPlanner {
-  private readonly hashedIndex = new Map<string, number>();
-  private readonly rawIndex = new Map<string, number>();
+  private readonly hashedIndex: ReadonlyMap<string, number>;
+  private readonly rawIndex: ReadonlyMap<string, number>;
   private readonly allowedParams: ReadonlySet<string>;
 
   constructor(
     private readonly rules: AudienceBatchRules,
     private readonly now: number,
   ) {
-    rules.hashedFields.forEach((f, i) => this.hashedIndex.set(f, i));
-    rules.rawFields.forEach((f, i) => this.rawIndex.set(f, i));
-    this.allowedParams = new Set(['users', 'expires_at', ...(rules.effectiveAt ? ['effective_at'] : []), ...(rules.emailsVariant ? ['emails'] : [])]);
+    ({ hashed: this.hashedIndex, raw: this.rawIndex } = identifierFieldIndexes(rules));
+    this.allowedParams = new Set(allowedParams(rules));
   }
 
   planOperation(op: unknown, f: OperationFindings): PlannedOperation {
@@ -153,7 +195,7 @@ class BatchPlanner {
       this.planEmails(params.emails, planned, f);
       if (params.expires_at === undefined) f.missing('expires_at', 'expires_at is required with emails');
     }
-    this.checkTimes(params, f);
+    checkTimes(params, this.rules, this.now, f);
     planned.end = staging.count;
     return planned;
   }
@@ -200,7 +242,7 @@ class BatchPlanner {
   }
 
   private planEmails(emails: unknown, planned: PlannedOperation, f: OperationFindings): void {
-    const field = this.hashedIndex.get('email') ?? 0;
+    const field = emailsFieldIndex(this.hashedIndex);
     if (!Array.isArray(emails) || emails.length === 0) {
       f.invalid('emails', 'emails must be a non-empty array of hashed addresses');
       return;
@@ -211,28 +253,29 @@ class BatchPlanner {
       if (typeof value !== 'string' || !stageHashed(value, field)) f.invalid(`emails[${k}]`, `emails ${HASH_MESSAGE}`);
     }
   }
+}
 
-  private checkTimes(params: Record<string, unknown>, f: OperationFindings): void {
-    const instant = (name: string): number | undefined => {
-      const value = params[name];
-      if (value === undefined) return undefined;
-      const ms = typeof value === 'string' ? parseIsoInstant(value) : undefined;
-      if (ms === undefined) {
-        f.invalid(name, `${name} must be an ISO 8601 instant, e.g. 2030-01-31T00:00:00Z`);
-        return undefined;
-      }
-      if (this.rules.utcOnly && typeof value === 'string' && !isUtcInstant(value)) {
-        f.invalid(name, `${name} must be in UTC, e.g. 2030-01-31T00:00:00Z`);
-        return undefined;
-      }
-      return ms;
-    };
-    const effective = this.rules.effectiveAt ? instant('effective_at') : undefined;
-    const expires = instant('expires_at');
-    if (expires === undefined) return;
-    if (expires <= this.now) f.invalid('expires_at', 'expires_at must be later than now');
-    else if (effective !== undefined && expires <= effective) f.invalid('expires_at', 'expires_at must be later than effective_at');
-  }
+/** The checks of effective_at and expires_at in an operation's params. */
+export function checkTimes(params: Readonly<Record<string, unknown>>, rules: AudienceBatchRules, now: number, f: OperationFindings): void {
+  const instant = (name: string): number | undefined => {
+    const value = params[name];
+    if (value === undefined) return undefined;
+    const ms = typeof value === 'string' ? parseIsoInstant(value) : undefined;
+    if (ms === undefined) {
+      f.invalid(name, `${name} must be an ISO 8601 instant, e.g. 2030-01-31T00:00:00Z`);
+      return undefined;
+    }
+    if (rules.utcOnly && typeof value === 'string' && !isUtcInstant(value)) {
+      f.invalid(name, `${name} must be in UTC, e.g. 2030-01-31T00:00:00Z`);
+      return undefined;
+    }
+    return ms;
+  };
+  const effective = rules.effectiveAt ? instant('effective_at') : undefined;
+  const expires = instant('expires_at');
+  if (expires === undefined) return;
+  if (expires <= now) f.invalid('expires_at', 'expires_at must be later than now');
+  else if (effective !== undefined && expires <= effective) f.invalid('expires_at', 'expires_at must be later than effective_at');
 }
 
 /** Checks a batch body and stages its values; throws the service's 400 when anything is wrong. */
@@ -242,7 +285,7 @@ export function planAudienceBatch(body: unknown, rules: AudienceBatchRules, now:
   if (body.length > MAX_OPERATIONS_PER_BATCH) {
     throw invalidParameter(undefined, `a batch holds at most ${MAX_OPERATIONS_PER_BATCH} operations, got ${body.length}`);
   }
-  staging.count = 0;
+  resetStaging();
   const planner = new BatchPlanner(rules, now);
   const operations: PlannedOperation[] = [];
   const operationErrors: (ServiceErrorItem[] | null)[] = [];

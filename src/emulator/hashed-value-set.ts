@@ -13,8 +13,8 @@ const WORDS = 8;
 const INITIAL_SHARD_CAPACITY = 16;
 const MAX_LOAD = 0.75;
 
-/** Character code -> hex digit value, -1 for anything but 0-9 and a-f. */
-const HEX_DIGIT = new Int8Array(128).fill(-1);
+/** Character code (or byte) -> hex digit value, -1 for anything but 0-9 and a-f. */
+const HEX_DIGIT = new Int8Array(256).fill(-1);
 for (let c = 0; c < 10; c++) HEX_DIGIT[48 + c] = c;
 for (let c = 0; c < 6; c++) HEX_DIGIT[97 + c] = 10 + c;
 
@@ -31,6 +31,25 @@ export function decodeSha256Hex(text: string, out: Uint32Array, at: number): boo
     for (const end = i + 8; i < end; i++) {
       const c = text.charCodeAt(i);
       const digit = c < 128 ? (HEX_DIGIT[c] ?? -1) : -1;
+      if (digit < 0) return false;
+      word = (word << 4) | digit;
+    }
+    out[at + w] = word;
+  }
+  return true;
+}
+
+/**
+ * decodeSha256Hex of 64 bytes (ASCII characters) of `bytes` from `from`: false when they are
+ * anything but lowercase hex digits, or the bytes end before.
+ */
+export function decodeSha256HexBytes(bytes: Uint8Array, from: number, out: Uint32Array, at: number): boolean {
+  if (from < 0 || from + 64 > bytes.length) return false;
+  let i = from;
+  for (let w = 0; w < WORDS; w++) {
+    let word = 0;
+    for (const end = i + 8; i < end; i++) {
+      const digit = HEX_DIGIT[bytes[i] ?? 0] ?? -1;
       if (digit < 0) return false;
       word = (word << 4) | digit;
     }

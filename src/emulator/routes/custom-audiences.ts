@@ -5,10 +5,10 @@
  * - POST .../users: the user batch (JSON array of at most 2500 operations, 5,000,000 bytes);
  *   data is {success_count, total_count}, counting user records.
  */
-import { applyAudienceBatch, planAudienceBatch, type AudienceBatchRules } from '../audience-batch.js';
+import { applyAudienceBatch, type AudienceBatchRules } from '../audience-batch.js';
+import { planAudienceBatchRequest } from '../audience-batch-reader.js';
 import { PARTNER_USER_ID } from '../audience-membership.js';
 import { dataAnswer, listAnswer } from '../envelope.js';
-import { readJsonBody } from '../json-body.js';
 import { decodeCursor, pageOf } from '../pagination.js';
 import { requireCustomAudience } from '../record-lookup.js';
 import type { RouteContext } from '../route-context.js';
@@ -92,7 +92,7 @@ export function customAudienceRoutes(ctx: RouteContext): RouteDefinition[] {
       family: 'audience_users',
       handle(req) {
         const audience = requireCustomAudience(store, req.pathParams.account_id, req.pathParams.custom_audience_id);
-        const plan = planAudienceBatch(readJsonBody(req), CUSTOM_AUDIENCE_BATCH_RULES, req.now);
+        const plan = planAudienceBatchRequest(req, CUSTOM_AUDIENCE_BATCH_RULES);
         applyAudienceBatch(plan, CUSTOM_AUDIENCE_BATCH_RULES, audience.membership);
         audience.updatedAt = store.timestamp();
         const total = plan.userRecords;

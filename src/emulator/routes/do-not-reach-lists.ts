@@ -7,9 +7,9 @@
  * - GET /12/accounts/:account_id/do_not_reach_lists/:do_not_reach_list_id (with_deleted);
  * - DELETE the same path: soft delete, answered with deleted: true.
  */
-import { applyAudienceBatch, planAudienceBatch, type AudienceBatchRules } from '../audience-batch.js';
+import { applyAudienceBatch, type AudienceBatchRules } from '../audience-batch.js';
+import { planAudienceBatchRequest } from '../audience-batch-reader.js';
 import { dataAnswer, requestEcho } from '../envelope.js';
-import { readJsonBody } from '../json-body.js';
 import { requireDoNotReachList } from '../record-lookup.js';
 import type { RouteContext } from '../route-context.js';
 import type { RouteDefinition } from '../routing.js';
@@ -49,7 +49,7 @@ export function doNotReachListRoutes(ctx: RouteContext): RouteDefinition[] {
       family: 'do_not_reach_users',
       handle(req) {
         const list = requireDoNotReachList(store, req.pathParams.account_id, req.pathParams.do_not_reach_list_id);
-        const plan = planAudienceBatch(readJsonBody(req), DO_NOT_REACH_BATCH_RULES, req.now);
+        const plan = planAudienceBatchRequest(req, DO_NOT_REACH_BATCH_RULES);
         applyAudienceBatch(plan, DO_NOT_REACH_BATCH_RULES, list.membership);
         list.updatedAt = store.timestamp();
         const total = plan.userRecords;
