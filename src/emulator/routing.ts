@@ -57,6 +57,12 @@ export interface RouteDefinition {
    * and `write` otherwise on access-token routes, and none on the others. null: not limited.
    */
   family?: EmulatorFamily | null;
+  /**
+   * The handler reads req.body only while it runs and keeps nothing of it (no view of the
+   * Buffer, directly or in what it stores): the body may then be read into a Buffer that later
+   * requests reuse (see http-body.ts).
+   */
+  bodyIsTransient?: boolean;
   handle(req: ApiRequest): RouteResult;
 }
 

@@ -14,7 +14,7 @@ import { authenticate } from './authenticate.js';
 import { errorBody, requestEcho, type RequestEcho } from './envelope.js';
 import { EmulatorHttpError, errorCodeForStatus, payloadTooLarge, notFound, invalidParameter } from './errors.js';
 import type { ActiveFault } from './faults.js';
-import { dropAfterPartOfBody, readBody } from './http-body.js';
+import { BodyBufferPool, dropAfterPartOfBody, readBody } from './http-body.js';
 import { DEFAULT_EMULATOR_RATE_LIMITS, type EmulatorFamily } from './rate-limits.js';
 import { RequestParams } from './request-params.js';
 import type { CountedStatus } from './request-counters.js';
@@ -75,7 +75,12 @@ function wait(ms: number): Promise<void> {
 }
 
 class RequestPipeline {
-  constructor(private readonly rt: EmulatorRuntime) {}
+  /** Bodies of the routes that keep nothing of them (bodyIsTransient). */
+  private readonly bodyBuffers: BodyBufferPool;
+
+  constructor(private readonly rt: EmulatorRuntime) {
+    this.bodyBuffers = new BodyBufferPool(rt.settings.maxBodyBytes);
+  }
 
   async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
@@ -104,7 +109,7 @@ class RequestPipeline {
       done('dropped');
       return;
     }
-    const read = await readBody(req, this.rt.settings.maxBodyBytes);
+    const read = await readBody(req, this.rt.settings.maxBodyBytes, match?.route.bodyIsTransient === true ? this.bodyBuffers : undefined);
     if (read.kind === 'aborted') {
       done('aborted');
       return;
@@ -113,6 +118,7 @@ class RequestPipeline {
       // The service is slow to take the request up; a client gone meanwhile never had it applied.
       await wait(fault.ms);
       if (res.destroyed || req.socket.destroyed) {
+        if (read.kind === 'complete') read.release();
         done('aborted');
         return;
       }
@@ -130,6 +136,7 @@ class RequestPipeline {
     } else {
       result = this.runRoute(match, req, url, read.body, fault?.kind === 'count_mismatch', admin);
     }
+    if (read.kind === 'complete') read.release();
     if (fault?.kind === 'delay' && !fault.before) await wait(fault.ms);
     if (!res.destroyed && !req.socket.destroyed) send(res, result);
     done(result.status);

@@ -90,6 +90,7 @@ export function customAudienceRoutes(ctx: RouteContext): RouteDefinition[] {
       pattern: `${base}/users`,
       auth: 'access_token',
       family: 'audience_users',
+      bodyIsTransient: true,
       handle(req) {
         const audience = requireCustomAudience(store, req.pathParams.account_id, req.pathParams.custom_audience_id);
         const plan = planAudienceBatchRequest(req, CUSTOM_AUDIENCE_BATCH_RULES);

@@ -47,6 +47,7 @@ export function doNotReachListRoutes(ctx: RouteContext): RouteDefinition[] {
       pattern: '/12/batch/accounts/:account_id/do_not_reach_lists/:do_not_reach_list_id/users',
       auth: 'access_token',
       family: 'do_not_reach_users',
+      bodyIsTransient: true,
       handle(req) {
         const list = requireDoNotReachList(store, req.pathParams.account_id, req.pathParams.do_not_reach_list_id);
         const plan = planAudienceBatchRequest(req, DO_NOT_REACH_BATCH_RULES);
