@@ -1,22 +1,23 @@
 /**
  * The members of one audience (a custom audience or a do-not-reach list): per identifier
  * field, the set of values. Hashed fields hold SHA-256 values compactly (HashedValueSet);
- * partner_user_id, sent unhashed, is a plain set of strings.
+ * partner_user_id, sent unhashed, is a compact set of strings (RawValueSet).
  */
 import { HashedValueSet } from './hashed-value-set.js';
+import { RawValueSet } from './raw-value-set.js';
 
 export const PARTNER_USER_ID = 'partner_user_id';
 
 export class AudienceMembership {
   private readonly hashed = new Map<string, HashedValueSet>();
-  private readonly raw = new Map<string, Set<string>>();
+  private readonly raw = new Map<string, RawValueSet>();
 
   constructor(
     readonly hashedFields: readonly string[],
     readonly rawFields: readonly string[] = [],
   ) {
     for (const field of hashedFields) this.hashed.set(field, new HashedValueSet());
-    for (const field of rawFields) this.raw.set(field, new Set());
+    for (const field of rawFields) this.raw.set(field, new RawValueSet());
   }
 
   /** The set of a hashed field; undefined for a field this audience does not take. */
@@ -24,7 +25,7 @@ export class AudienceMembership {
     return this.hashed.get(field);
   }
 
-  rawSet(field: string): Set<string> | undefined {
+  rawSet(field: string): RawValueSet | undefined {
     return this.raw.get(field);
   }
 
@@ -44,7 +45,7 @@ export class AudienceMembership {
   snapshot(): Record<string, string[]> {
     const out: Record<string, string[]> = {};
     for (const [field, set] of this.hashed) out[field] = [...set.sortedValues()];
-    for (const [field, set] of this.raw) out[field] = [...set].sort();
+    for (const [field, set] of this.raw) out[field] = [...set.values()].sort();
     return out;
   }
 
