@@ -1,8 +1,8 @@
 /**
  * User batches of custom audiences and do-not-reach lists: the checks of every operation and
  * user, then the changes to the audience's membership. A batch succeeds or fails as a whole:
- * planning checks everything and decodes every hashed value into a staging buffer; only a
- * batch without any error is applied.
+ * planning checks everything and decodes every value into the staging area (batch-staging.ts);
+ * only a batch without any error is applied.
  *
  * Errors: request-level problems (not a JSON array, more than 2500 operations) are a 400 with
  * `errors`; item-level problems are a 400 with `operation_errors`, an array indexed like the
@@ -13,14 +13,13 @@
  */
 import type { AudienceMembership } from './audience-membership.js';
 import { EmulatorHttpError, invalidParameter, type ServiceErrorItem } from './errors.js';
-import { decodeSha256Hex, decodeSha256HexBytes } from './hashed-value-set.js';
+import { hashedStaging, rawStaging, resetStaging, stageHashed, stageRaw, WORDS } from './batch-staging.js';
 import { isUtcInstant, parseIsoInstant } from './iso-time.js';
 import { isPlainObject } from './json-body.js';
 
 export const MAX_OPERATIONS_PER_BATCH = 2500;
 /** Errors listed per operation; the rest are summed up in one last entry. */
 const MAX_ERRORS_PER_OPERATION = 100;
-const WORDS = 8;
 
 export interface AudienceBatchRules {
   /** Hashed identifier fields a user object may hold. */
@@ -43,11 +42,12 @@ export type OperationType = 'Update' | 'Delete';
 
 export interface PlannedOperation {
   type: OperationType;
-  /** Staged hashed values [start, end) of this operation. */
+  /** Staged hashed values [start, end) of this operation (batch-staging.ts). */
   start: number;
   end: number;
-  /** Unhashed values: [index into rules.rawFields, value]. */
-  raw: [number, string][];
+  /** Staged unhashed values [rawStart, rawEnd) of this operation. */
+  rawStart: number;
+  rawEnd: number;
   /** The user records of the operation (users, or emails of the variant). */
   userRecords: number;
 }
@@ -57,52 +57,15 @@ export interface AudienceBatchPlan {
   userRecords: number;
 }
 
-/**
- * Staged hashed values: 8 words each, and the index of their field. Shared by all batches:
- * a plan is applied synchronously right after it is made, before the next one.
- */
-const staging = {
-  words: new Uint32Array(WORDS * 4096),
-  fields: new Uint8Array(4096),
-  count: 0,
-};
-
-/** Starts the staging of a new batch. */
-export function resetStaging(): void {
-  staging.count = 0;
+/** A new operation, its values to be staged from here. */
+export function startPlannedOperation(): PlannedOperation {
+  return { type: 'Update', start: hashedStaging.count, end: hashedStaging.count, rawStart: rawStaging.count, rawEnd: rawStaging.count, userRecords: 0 };
 }
 
-/** The number of values staged so far in this batch. */
-export function stagedCount(): number {
-  return staging.count;
-}
-
-/** Room for one more staged value. */
-function reserveOne(): void {
-  if (staging.count < staging.fields.length) return;
-  const words = new Uint32Array(staging.words.length * 2);
-  words.set(staging.words);
-  const fields = new Uint8Array(staging.fields.length * 2);
-  fields.set(staging.fields);
-  staging.words = words;
-  staging.fields = fields;
-}
-
-function stageHashed(text: string, field: number): boolean {
-  reserveOne();
-  if (!decodeSha256Hex(text, staging.words, staging.count * WORDS)) return false;
-  staging.fields[staging.count] = field;
-  staging.count += 1;
-  return true;
-}
-
-/** Stages the value written as 64 lowercase hex characters at bytes[from..from+64); false (nothing staged) when they are anything else. */
-export function stageHashedBytes(bytes: Uint8Array, from: number, field: number): boolean {
-  reserveOne();
-  if (!decodeSha256HexBytes(bytes, from, staging.words, staging.count * WORDS)) return false;
-  staging.fields[staging.count] = field;
-  staging.count += 1;
-  return true;
+/** Ends the operation's ranges of staged values where the staging is now. */
+export function endPlannedOperation(planned: PlannedOperation): void {
+  planned.end = hashedStaging.count;
+  planned.rawEnd = rawStaging.count;
 }
 
 /** The errors found in one operation, at most MAX_ERRORS_PER_OPERATION of them listed. */
@@ -162,7 +125,7 @@ class BatchPlanner {
   }
 
   planOperation(op: unknown, f: OperationFindings): PlannedOperation {
-    const planned: PlannedOperation = { type: 'Update', start: staging.count, end: staging.count, raw: [], userRecords: 0 };
+    const planned = startPlannedOperation();
     if (!isPlainObject(op)) {
       f.invalid('operation', 'each operation must be a JSON object with operation_type and params');
       return planned;
@@ -196,7 +159,7 @@ class BatchPlanner {
       if (params.expires_at === undefined) f.missing('expires_at', 'expires_at is required with emails');
     }
     checkTimes(params, this.rules, this.now, f);
-    planned.end = staging.count;
+    endPlannedOperation(planned);
     return planned;
   }
 
@@ -233,7 +196,7 @@ class BatchPlanner {
           } else if (typeof value !== 'string' || value === '') {
             f.invalid(`users[${j}].${key}[${k}]`, `${key} must be a non-empty string`);
           } else {
-            planned.raw.push([raw ?? 0, value]);
+            stageRaw(value, raw ?? 0);
           }
         }
       }
@@ -303,11 +266,12 @@ export function planAudienceBatch(body: unknown, rules: AudienceBatchRules, now:
   return { operations, userRecords };
 }
 
-/** Applies a plan made by the last planAudienceBatch call: Update adds each value, Delete removes it. */
+/** Applies the plan of the last batch planned: Update adds each value, Delete removes it. */
 export function applyAudienceBatch(plan: AudienceBatchPlan, rules: AudienceBatchRules, membership: AudienceMembership): void {
   const hashedSets = rules.hashedFields.map((field) => membership.hashedSet(field));
   const rawSets = rules.rawFields.map((field) => membership.rawSet(field));
-  const { words, fields } = staging;
+  const { words, fields } = hashedStaging;
+  const raw = rawStaging;
   for (const op of plan.operations) {
     const add = op.type === 'Update';
     for (let i = op.start; i < op.end; i++) {
@@ -316,10 +280,13 @@ export function applyAudienceBatch(plan: AudienceBatchPlan, rules: AudienceBatch
       if (add) set.addWords(words, i * WORDS);
       else set.deleteWords(words, i * WORDS);
     }
-    for (const [field, value] of op.raw) {
-      const set = rawSets[field];
-      if (add) set?.add(value);
-      else set?.delete(value);
+    for (let i = op.rawStart; i < op.rawEnd; i++) {
+      const set = rawSets[raw.fields[i] ?? 0];
+      if (!set) continue;
+      const start = i === 0 ? 0 : (raw.ends[i - 1] ?? 0);
+      const end = raw.ends[i] ?? 0;
+      if (add) set.addEncoded(raw.bytes, start, end);
+      else set.deleteEncoded(raw.bytes, start, end);
     }
   }
 }

@@ -48,6 +48,16 @@ export function encodeRawValue(value: string, out: Uint8Array, at: number): numb
   return o - at;
 }
 
+/**
+ * Writes the canonical form of the string whose code units are the bytes src[start..end) (as
+ * latin1 reads them) at out[at..] (room for 1 + end - start); returns the bytes written.
+ */
+export function encodeLatin1RawValue(src: Uint8Array, start: number, end: number, out: Uint8Array, at: number): number {
+  out[at] = LATIN1;
+  for (let i = start; i < end; i++) out[at + 1 + i - start] = src[i] ?? 0;
+  return 1 + end - start;
+}
+
 /** The string of the canonical form at bytes[start..end). */
 export function decodeRawValue(bytes: Uint8Array, start: number, end: number): string {
   const body = Buffer.from(bytes.buffer, bytes.byteOffset + start + 1, end - start - 1);

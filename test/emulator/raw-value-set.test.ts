@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeRawValue, encodeRawValue, maxEncodedRawValueLength, RawValueSet } from '../../src/emulator/raw-value-set.js';
+import { decodeRawValue, encodeLatin1RawValue, encodeRawValue, maxEncodedRawValueLength, RawValueSet } from '../../src/emulator/raw-value-set.js';
 
 /** Strings of any UTF-16 code units, lone surrogates included. */
 const anyString = fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 12 }).map((units) => String.fromCharCode(...units));
@@ -76,6 +76,16 @@ describe('RawValueSet', () => {
           expect(decodeRawValue(bytes, 0, bytes.length)).toBe(v);
         }
         expect([...byBytes.values()].sort()).toEqual([...byText.values()].sort());
+      }),
+    );
+  });
+
+  it('encodes a string of bytes read as latin1 as the string itself', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 20 }), (bytes) => {
+        const out = new Uint8Array(1 + bytes.length);
+        encodeLatin1RawValue(bytes, 0, bytes.length, out, 0);
+        expect(out).toEqual(encoded(Buffer.from(bytes).toString('latin1')));
       }),
     );
   });
