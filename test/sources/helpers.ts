@@ -24,8 +24,8 @@ export function streamOf(bytes: Buffer | string, chunkBytes = 0): Readable {
   return Readable.from(chunks);
 }
 
-/** `bytes` cut at the given offsets, as a stream. */
-export function streamCutAt(buffer: Buffer, cuts: readonly number[]): Readable {
+/** `bytes` cut at the given offsets (out of range and repeated ones ignored). */
+export function cutAt(buffer: Buffer, cuts: readonly number[]): Buffer[] {
   const sorted = [...new Set(cuts)].filter((cut) => cut > 0 && cut < buffer.length).sort((a, b) => a - b);
   const chunks: Buffer[] = [];
   let from = 0;
@@ -34,7 +34,12 @@ export function streamCutAt(buffer: Buffer, cuts: readonly number[]): Readable {
     from = cut;
   }
   chunks.push(buffer.subarray(from));
-  return Readable.from(chunks);
+  return chunks;
+}
+
+/** `bytes` cut at the given offsets, as a stream. */
+export function streamCutAt(buffer: Buffer, cuts: readonly number[]): Readable {
+  return Readable.from(cutAt(buffer, cuts));
 }
 
 export function sourceOf(bytes: Buffer | string, name = 'test.csv', chunkBytes = 0): ByteSource {
