@@ -228,7 +228,7 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
     // the state does not list: a mirror run could never delete them. It reconciles first.
     let interrupted = await catalog.uploadInterrupted();
     // Before anything can be deleted, the state must know every product of the catalog.
-    if (mirror && (await catalog.productCount()) === 0) {
+    if (mirror && !(await catalog.hasProducts())) {
       if (options.dryRun) {
         const listed = await scan.compareWith(serviceProducts(ctx, job));
         if (listed > 0) ctx.note(`the saved state of catalog ${job.catalog.catalogId} is empty: planned against the ${listed} products the service holds (a real run rebuilds the state from them)`);

@@ -334,6 +334,8 @@ export interface CatalogScan {
 export interface CatalogState {
   scan(): Promise<CatalogScan>;
   productCount(): Promise<number>;
+  /** Whether the saved state lists any product of the catalog (one row read, not a count). */
+  hasProducts(): Promise<boolean>;
   /** Whether any product has a saved raw fingerprint. */
   hasFingerprints(): Promise<boolean>;
   /** For each raw fingerprint, the product it was saved for (undefined when none). */

@@ -365,3 +365,58 @@ describe('looking products up by raw fingerprint (one seek each, in one read tra
     );
   });
 });
+
+describe('the plan of a scan (counts, deletes, fingerprints saved) against a model of it', () => {
+  type Kind = 'unchanged' | 'read' | 'rejected';
+  const ids = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+  const stateProduct = fc.record({ id: fc.constantFrom(...ids), hash: fc.constantFrom('h0', 'h1'), job: fc.constantFrom('j1', 'other', null) });
+  const occurrence = fc.record({ id: fc.constantFrom(...ids), kind: fc.constantFrom<Kind>('unchanged', 'read', 'read', 'rejected'), hash: fc.constantFrom('h0', 'h1'), withFp: fc.boolean() });
+
+  it('gives what the model gives, for any mix of unchanged, read and rejected occurrences, duplicates, mirror and full', async () => {
+    const s = open();
+    let catalogs = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(stateProduct, { selector: (x) => x.id, maxLength: 8 }), fc.array(occurrence, { maxLength: 14 }), fc.boolean(), fc.boolean(), fc.boolean(), async (state, raw, mirror, full, noneRead) => {
+        const catalogId = `c${++catalogs}`;
+        for (const job of ['j1', 'other', null]) {
+          const owned = state.filter((x) => x.job === job);
+          if (owned.length > 0) await s.catalog(catalogId, job).commitUpserts(owned.map((x) => ({ id: x.id, contentHash: x.hash, productKey: `k-${x.id}` })), 1);
+        }
+        const inState = new Map(state.map((x) => [x.id, x]));
+        // An item is skipped as unchanged only for a product of the job's own (its fingerprint has the job in it).
+        // noneRead: an unchanged feed (every item skipped, or rejected).
+        const occurrences = raw
+          .map((o) => (noneRead && o.kind === 'read' ? { ...o, kind: 'unchanged' as const } : o))
+          .map((o) => (o.kind === 'unchanged' && inState.get(o.id)?.job !== 'j1' ? { ...o, kind: noneRead ? ('rejected' as const) : ('read' as const) } : o));
+        const scan = await s.catalog(catalogId, 'j1').scan();
+        await scan.add(
+          occurrences.map((o, i) =>
+            o.kind === 'unchanged'
+              ? { id: o.id, row: i + 1, line: i + 1, unchanged: true as const }
+              : o.kind === 'rejected'
+                ? { id: o.id, row: i + 1, rejected: true as const }
+                : { ...p(o.id, i + 1, o.hash), fingerprint: o.withFp ? Buffer.alloc(32, i + 1) : undefined, warnings: [] },
+          ),
+        );
+        // The model: the last occurrence of an id wins.
+        const last = new Map(occurrences.map((o) => [o.id, o]));
+        const finals = [...last.values()];
+        const deletable = state.filter((x) => x.job !== 'other');
+        const reads = finals.filter((o) => o.kind === 'read');
+        const creates = reads.filter((o) => !inState.has(o.id)).length;
+        const updates = reads.filter((o) => inState.has(o.id) && (full || inState.get(o.id)?.hash !== o.hash)).length;
+        const products = finals.filter((o) => o.kind !== 'rejected').length;
+        const deletes = mirror ? deletable.filter((x) => !last.has(x.id)).length : 0;
+        expect(await scan.duplicates()).toBe(occurrences.length - last.size);
+        expect(await scan.counts({ mirror, full })).toEqual({ products, creates, updates, unchanged: products - creates - updates, deletes, known: deletable.length });
+        expect((await collect(scan.deletes(10))).length).toBe(deletable.filter((x) => !last.has(x.id)).length);
+        await scan.claim();
+        // Saved for the products read whose content the state holds (as it does for a product just acknowledged), now the job's own.
+        const saved = reads.filter((o) => o.withFp && inState.get(o.id)?.hash === o.hash).length;
+        expect(await scan.saveFingerprints()).toBe(saved);
+        await scan.close();
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

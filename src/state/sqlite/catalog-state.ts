@@ -123,6 +123,10 @@ export class SqliteCatalogState implements CatalogState {
     return Promise.resolve((this.db.prepare('SELECT COUNT(*) AS n FROM catalog_products WHERE catalog = ?').get(this.catalog) as { n: number }).n);
   }
 
+  hasProducts(): Promise<boolean> {
+    return Promise.resolve(this.db.prepare('SELECT 1 AS found FROM catalog_products WHERE catalog = ? LIMIT 1').get(this.catalog) !== undefined);
+  }
+
   hasFingerprints(): Promise<boolean> {
     const row = this.db.prepare('SELECT 1 AS found FROM catalog_products WHERE catalog = ? AND raw_fp IS NOT NULL LIMIT 1').get(this.catalog);
     return Promise.resolve(row !== undefined);
@@ -314,6 +318,14 @@ class SqliteCatalogScan implements CatalogScan {
   private knownIsTemporary = false;
   private seq = 0;
   private occurrences = 0;
+  /**
+   * Occurrences added, by kind: skipped as unchanged (same = 1), read and valid (valid = 1,
+   * same = 0; `fingerprinted` of them with a raw fingerprint), rejected (valid = 0). A later
+   * occurrence of an id replaces the earlier row, so the table holds at most this many rows of
+   * each kind: a query for rows of a kind never added is not run (a re-run of an unchanged feed
+   * adds only unchanged ones, and its plan then reads nothing but counts).
+   */
+  private readonly added = { unchanged: 0, read: 0, fingerprinted: 0, rejected: 0 };
   /** Valid items read (not skipped as unchanged), once counts() has counted them. */
   private readValid: number | undefined;
 
@@ -352,6 +364,8 @@ class SqliteCatalogScan implements CatalogScan {
         if ('rejected' in p || 'unchanged' in p) {
           // Not read (rejected, or skipped as unchanged): no content, payload or fingerprint.
           const unchanged = 'unchanged' in p;
+          if (unchanged) this.added.unchanged += 1;
+          else this.added.rejected += 1;
           params[at + 3] = unchanged ? (p.line ?? 0) : 0;
           params[at + 4] = unchanged ? 1 : 0;
           params[at + 5] = unchanged ? 1 : 0;
@@ -364,6 +378,8 @@ class SqliteCatalogScan implements CatalogScan {
           params[at + 7] = payloads.append(p.payload);
           params[at + 8] = payloads.lastLength;
           params[at + 9] = p.fingerprint ?? null;
+          this.added.read += 1;
+          if (p.fingerprint !== undefined) this.added.fingerprinted += 1;
           params[at + 10] = warningsJson(p.warnings);
         }
         if (++this.filled === SCAN_ROWS_PER_STATEMENT) {
@@ -383,8 +399,11 @@ class SqliteCatalogScan implements CatalogScan {
   }
 
   duplicates(): Promise<number> {
-    const distinct = (this.db.prepare(`SELECT COUNT(*) AS n FROM ${this.table}`).get() as { n: number }).n;
-    return Promise.resolve(this.occurrences - distinct);
+    return Promise.resolve(this.occurrences - this.distinctIds());
+  }
+
+  private distinctIds(): number {
+    return (this.db.prepare(`SELECT COUNT(*) AS n FROM ${this.table}`).get() as { n: number }).n;
   }
 
   async compareWith(products: AsyncIterable<readonly ServiceProduct[]>): Promise<number> {
@@ -417,25 +436,35 @@ class SqliteCatalogScan implements CatalogScan {
     // the job's own (the job is part of their fingerprint, and a product another job takes has
     // its fingerprint forgotten): counted without looking them up, unless the plan is against a
     // copy of the service's list.
-    const skipped = this.knownIsTemporary ? 0 : (this.db.prepare(`SELECT COUNT(*) AS n FROM ${this.table} WHERE same = 1`).get() as { n: number }).n;
+    const skipped = this.knownIsTemporary ? 0 : this.unchangedRows();
     const read = skipped === 0 ? '' : 'AND s.same = 0';
-    const row = this.db
-      .prepare(
-        `SELECT COUNT(*) AS products,
-           SUM(CASE WHEN p.id IS NULL AND s.same = 0 THEN 1 ELSE 0 END) AS creates,
-           SUM(CASE WHEN p.id IS NOT NULL AND s.same = 0 AND ($full OR p.content_hash IS NULL OR p.content_hash != s.content_hash) THEN 1 ELSE 0 END) AS updates
-         FROM ${this.table} s LEFT JOIN ${this.known} p ON p.catalog = $catalog AND p.id = s.id
-         WHERE s.valid = 1 ${read}`,
-      )
-      .get({ catalog: this.catalog, full: options.full ? 1 : 0 }) as { products: number; creates: number | null; updates: number | null };
+    const added = this.added;
+    const row =
+      added.read === 0 && (skipped > 0 || added.unchanged === 0)
+        ? { products: 0, creates: 0, updates: 0 }
+        : (this.db
+            .prepare(
+              `SELECT COUNT(*) AS products,
+                 SUM(CASE WHEN p.id IS NULL AND s.same = 0 THEN 1 ELSE 0 END) AS creates,
+                 SUM(CASE WHEN p.id IS NOT NULL AND s.same = 0 AND ($full OR p.content_hash IS NULL OR p.content_hash != s.content_hash) THEN 1 ELSE 0 END) AS updates
+               FROM ${this.table} s LEFT JOIN ${this.known} p ON p.catalog = $catalog AND p.id = s.id
+               WHERE s.valid = 1 ${read}`,
+            )
+            .get({ catalog: this.catalog, full: options.full ? 1 : 0 }) as { products: number; creates: number | null; updates: number | null });
     let deletes = 0;
     if (options.mirror) {
       // Known products not in the feed: all known ones, less those the feed has (read or skipped).
-      const inFeed = (
-        this.db.prepare(`SELECT COUNT(*) AS n FROM ${this.table} s JOIN ${this.known} p ON p.catalog = $catalog AND p.id = s.id WHERE ${DELETABLE} ${read}`).get(owner) as {
-          n: number;
-        }
-      ).n;
+      // With items skipped, only the rows read are joined, from the scan's side (CROSS JOIN keeps
+      // that order): SQLite would otherwise walk every product of the catalog and look each up
+      // in the scan (8x slower for an unchanged feed of 200,000 items). Without, it may choose.
+      const inFeed =
+        read !== '' && added.read + added.rejected === 0
+          ? 0
+          : (
+              this.db
+                .prepare(`SELECT COUNT(*) AS n FROM ${this.table} s ${read === '' ? 'JOIN' : 'CROSS JOIN'} ${this.known} p ON p.catalog = $catalog AND p.id = s.id WHERE ${DELETABLE} ${read}`)
+                .get(owner) as { n: number }
+            ).n;
       deletes = known - inFeed - skipped;
     }
     const creates = row.creates ?? 0;
@@ -446,13 +475,20 @@ class SqliteCatalogScan implements CatalogScan {
     return Promise.resolve({ products, creates, updates, unchanged: products - creates - updates, deletes, known });
   }
 
+  /** Rows skipped as unchanged (same = 1): counted as added when no id occurred twice. */
+  private unchangedRows(): number {
+    if (this.added.unchanged === 0) return 0;
+    if (this.distinctIds() === this.occurrences) return this.added.unchanged;
+    return (this.db.prepare(`SELECT COUNT(*) AS n FROM ${this.table} WHERE same = 1`).get() as { n: number }).n;
+  }
+
   saveFingerprints(): Promise<number> {
     // Only against the saved state itself (not a dry run's copy of the service's list), and
     // only for the job's own products: another job's run (jobs have their own locks, so two
     // jobs of one catalog may run at once) may have taken one since this run's claim, and a
     // fingerprint of this job on it would skip the item as unchanged while the product is the
     // other job's (never taken back, and counted wrong in counts()).
-    if (this.knownIsTemporary) return Promise.resolve(0);
+    if (this.knownIsTemporary || this.added.fingerprinted === 0) return Promise.resolve(0);
     const changes = this.db
       .prepare(
         `UPDATE main.catalog_products AS p SET raw_fp = s.fp, feed_warnings = s.warnings
