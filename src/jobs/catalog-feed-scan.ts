@@ -31,7 +31,7 @@ import { ReadPrefix } from '../sources/read-prefix.js';
 import { readFeed } from '../sources/read-feed.js';
 import { feedFieldMapping } from '../sources/csv-feed.js';
 import type { FeedBatch, FeedItem, OpenedSource, SourceFormat } from '../sources/types.js';
-import { cutXmlFeed, type CutItem } from '../sources/xml-cut-feed.js';
+import { cutXmlFeed, type CutBatch, type CutItem } from '../sources/xml-cut-feed.js';
 import { readXmlFeedAfter } from '../sources/xml-fast-feed.js';
 import { MAX_ITEM_PROBLEMS } from '../sources/xml-item-collector.js';
 import { CutItemParser, type ParsedCutItem } from '../sources/xml-item-parser.js';
@@ -237,6 +237,29 @@ interface BatchInFlight {
 
 const DEFAULT_READ_AHEAD = 6;
 
+/**
+ * When items are looked up (a re-run), they are looked up, read and stored at least this many
+ * at a time (a 64 KiB chunk of a Merchant feed holds ~80): each batch costs a read transaction
+ * for its lookups, one for storing its scan and a few round trips through the readers (an
+ * unchanged re-run of 200,000 items: 7% faster). With nothing to look up (a first run), a
+ * batch stays one chunk: batches four times larger held more items and payloads in flight
+ * through the reading threads, +20 MB at the peak of a first run of 200,000 items.
+ */
+const MIN_BATCH_ITEMS = 256;
+
+/** The cut batches, consecutive ones joined until they hold `min` items (a doubt or the end ends one early). */
+export async function* joinedBatches(batches: AsyncIterable<CutBatch>, min: number): AsyncGenerator<CutBatch> {
+  let held: CutBatch | undefined;
+  for await (const batch of batches) {
+    held = held === undefined ? batch : { items: held.items.concat(batch.items), problems: batch.problems, doubt: batch.doubt };
+    if (held.items.length >= min || held.doubt !== undefined) {
+      yield held;
+      held = undefined;
+    }
+  }
+  if (held !== undefined) yield held;
+}
+
 async function* xmlOutcomes(opened: ByteSource, reopen: () => Promise<ByteSource>, job: CatalogJob, options: CatalogFeedOptions): AsyncGenerator<ItemOutcome[]> {
   const state = options.fingerprints;
   const salt = rawFingerprintSalt(job);
@@ -290,7 +313,7 @@ async function* xmlOutcomes(opened: ByteSource, reopen: () => Promise<ByteSource
   };
 
   try {
-    for await (const batch of cut) {
+    for await (const batch of state === undefined ? cut : joinedBatches(cut, MIN_BATCH_ITEMS)) {
       const items = batch.items;
       let fingerprints: Buffer[] | undefined;
       let matches: (FingerprintMatch | undefined)[] = [];

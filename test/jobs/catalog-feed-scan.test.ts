@@ -223,6 +223,42 @@ describe('the catalog feed read the fast way', () => {
     }
   });
 
+  it('on a re-run, looks items up and reads them in batches of several chunks, with the outcomes of the full reader, doubts included', async () => {
+    const items = Array.from({ length: 3000 }, (_, i) => product(i));
+    const { fingerprints, products } = savedState(await fast(jobFor(rss(items.join('')))));
+    const edited = items.map((item, i) => (i % 211 === 17 ? product(i, '7.77 USD') : i % 307 === 11 ? product(i, 'free') : item));
+    const workers = itemReaderFactory(jobFor(''), { threads: 1, threshold: 0 });
+    for (const [what, xml, doubted] of [
+      ['unchanged', rss(items.join('')), false],
+      ['edited here and there', rss(edited.join('')), false],
+      ['not well-formed late in the feed', rss(edited.join('').replace('<title>Product 2500</title>', '<title>Product 2500</titl>')), true],
+      ['a DOCTYPE with entities mid-feed', rss(edited.join('').replace('<item>\n  <g:id>SKU-1500<', '<!DOCTYPE x [<!ENTITY e "boom">]><item>\n  <g:id>SKU-1500<')), true],
+    ] as const) {
+      const job = jobFor(xml);
+      const lookups: number[] = [];
+      const state = {
+        productsByFingerprint: (fps: readonly Buffer[]) => {
+          lookups.push(fps.length);
+          return Promise.resolve(fps.map((fp) => fingerprints.get(fp.toString('hex'))));
+        },
+      } as unknown as CatalogState;
+      const doubts: string[] = [];
+      const outcomes: ItemOutcome[] = [];
+      let error: string | undefined;
+      try {
+        const reader = await openCatalogFeed(job, { fingerprints: state, itemReader: workers, onDoubt: (reason) => doubts.push(reason) });
+        for await (const batch of reader.outcomes) outcomes.push(...batch);
+      } catch (thrown) {
+        error = (thrown as Error).message;
+      }
+      expect(resolved({ outcomes, error }, products), what).toEqual(await reference(job));
+      expect(doubts.length, what).toBe(doubted ? 1 : 0);
+      // ~160 items a 64 KiB chunk: at least 256 a lookup, but for the last (and the one a doubt ends).
+      expect(lookups.slice(0, -2).every((n) => n >= 256), what).toBe(true);
+      expect(lookups.length, what).toBeLessThan(16);
+    }
+  });
+
   it('stops with a clear error, not a mix of two feeds, when the feed changes before the second read', async () => {
     const items = Array.from({ length: 400 }, (_, i) => product(i));
     // An item larger than the cutter takes (4 MB) is read again with the full reader: a doubt, not an error.
