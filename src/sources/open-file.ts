@@ -25,13 +25,22 @@ export interface RawInput {
 }
 
 const READ_CHUNK_BYTES = 64 * 1024;
+/**
+ * Chunks read ahead of the reader, at most: a reader that takes several chunks in a row (a
+ * catalog re-run cuts ~4 before it looks their items up) finds them read, instead of waiting
+ * for each read in turn (an unchanged re-run of a 168 MB feed spent ~10% of its time idle so,
+ * and is ~5% faster with them read ahead).
+ */
+const READ_AHEAD_BYTES = 8 * READ_CHUNK_BYTES;
 
 /**
- * Passes the chunks on; at the end, checks on the open file that it is still the version
- * opened, all of it read. One stat per read, nothing per chunk beyond passing it on.
+ * Passes the chunks on (holding up to READ_AHEAD_BYTES of them); at the end, checks on the
+ * open file that it is still the version opened, all of it read. One stat per read, nothing
+ * per chunk beyond passing it on.
  */
 function unchangedUntilEnd(handle: FileHandle, path: string, opened: FileVersion, bytesRead: () => number): Transform {
   return new Transform({
+    highWaterMark: READ_AHEAD_BYTES,
     transform(chunk: Buffer, _encoding, callback) {
       callback(null, chunk);
     },
