@@ -252,6 +252,21 @@ export interface FingerprintMatch {
   warnings: readonly string[];
 }
 
+/**
+ * Where another thread finds a catalog's saved raw fingerprints through a connection of its own
+ * (openFingerprintLookup): the database file and the catalog's row in it.
+ */
+export interface FingerprintLookupAddress {
+  database: string;
+  catalog: number;
+}
+
+/** CatalogState.productsByFingerprint on a thread of its own, synchronous. */
+export interface FingerprintLookup {
+  find(fingerprints: readonly Buffer[]): (FingerprintMatch | undefined)[];
+  close(): void;
+}
+
 /** An acknowledged upsert: what the service now holds. */
 export interface CommittedProduct {
   id: string;
@@ -340,6 +355,8 @@ export interface CatalogState {
   hasFingerprints(): Promise<boolean>;
   /** For each raw fingerprint, the product it was saved for (undefined when none). */
   productsByFingerprint(fingerprints: readonly Buffer[]): Promise<(FingerprintMatch | undefined)[]>;
+  /** Where another thread can look fingerprints up itself; undefined when none can (an in-memory state). */
+  fingerprintLookupAddress(): FingerprintLookupAddress | undefined;
   /**
    * Acknowledged upserts: the product's content hash and key as the service now holds them
    * (its raw fingerprint is forgotten: see CatalogScan.saveFingerprints).

@@ -11,12 +11,14 @@ import type {
   CatalogScan,
   CatalogState,
   CommittedProduct,
+  FingerprintLookupAddress,
   FingerprintMatch,
   ProductToDelete,
   ProductToSend,
   ScannedOccurrence,
   ServiceProduct,
 } from '../store.js';
+import { fingerprintLookupAddress, SqliteFingerprintLookup } from './catalog-fingerprint-lookup.js';
 import { writeState, type Db } from './database.js';
 import { rawStatement } from './kept-wrappers.js';
 import { SpoolFile, temporaryFolderFailure } from '../spool-file.js';
@@ -32,10 +34,6 @@ const COMMIT_ROWS = 25;
 
 function warningsJson(warnings: readonly string[] | undefined): string | null {
   return warnings === undefined || warnings.length === 0 ? null : JSON.stringify(warnings);
-}
-
-function warningsOf(json: string | null): string[] {
-  return json === null ? [] : (JSON.parse(json) as string[]);
 }
 
 let tableCounter = 0;
@@ -103,7 +101,7 @@ export class SqliteCatalogState implements CatalogState {
   private readonly commitStatements = new Map<number, Statement>();
   private deleteStatement: Statement | undefined;
   private forgetStatement: Statement | undefined;
-  private lookupStatement: Statement | undefined;
+  private lookup: SqliteFingerprintLookup | undefined;
 
   constructor(
     private readonly db: Db,
@@ -133,21 +131,12 @@ export class SqliteCatalogState implements CatalogState {
   }
 
   productsByFingerprint(fingerprints: readonly Buffer[]): Promise<(FingerprintMatch | undefined)[]> {
-    // One seek per fingerprint, all in one read transaction: outside a transaction every
-    // statement takes and drops SQLite's file locks (a few system calls, each dear here), which
-    // cost more than the seek. Of several products with the fingerprint (none in practice: the
-    // item's bytes hold its id), the last in the index's order is taken.
-    this.lookupStatement ??= rawStatement(this.db, 'SELECT id, feed_warnings FROM catalog_products WHERE catalog = ? AND raw_fp = ?');
-    const stmt = this.lookupStatement;
-    const matches = new Array<FingerprintMatch | undefined>(fingerprints.length);
-    this.db.transaction(() => {
-      for (let i = 0; i < fingerprints.length; i++) {
-        const rows = stmt.all(this.catalog, fingerprints[i]) as [id: string, warnings: string | null][];
-        const last = rows[rows.length - 1];
-        matches[i] = last === undefined ? undefined : { id: last[0], warnings: warningsOf(last[1]) };
-      }
-    })();
-    return Promise.resolve(matches);
+    this.lookup ??= new SqliteFingerprintLookup(this.db, this.catalog);
+    return Promise.resolve(this.lookup.find(fingerprints));
+  }
+
+  fingerprintLookupAddress(): FingerprintLookupAddress | undefined {
+    return fingerprintLookupAddress(this.db, this.catalog);
   }
 
   commitUpserts(products: readonly CommittedProduct[], sentAt: number): Promise<void> {

@@ -140,6 +140,28 @@ export function openDatabase(path: string): Db {
   return db;
 }
 
+/**
+ * A connection that only reads a state database another connection of this process opened
+ * (and migrated): another thread's, for lookups beside the main thread's work. Its page cache
+ * is the main connection's size. A failure is a StateError that names the file.
+ */
+export function openReader(path: string): Db {
+  let db: Db | undefined;
+  try {
+    db = keepWrappers(new Database(path, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS }));
+    db.pragma('cache_size = -16000');
+    return db;
+  } catch (error) {
+    db?.close();
+    throw new StateError(`cannot open the state database ${path}: ${(error as Error).message}`, { cause: error, hint: openFailureHint((error as { code?: unknown }).code, (error as Error).message) });
+  }
+}
+
+/** A read of the state database that failed (the file locked for longer than the busy timeout, damaged), as a StateError that names the file. */
+export function readFailure(db: Db, error: unknown): StateError {
+  return new StateError(`cannot read the state database ${db.name}: ${(error as Error).message}`, { cause: error, hint: openFailureHint((error as { code?: unknown }).code) });
+}
+
 function newerSchema(path: string, version: number): StateError {
   return new StateError(`the state database ${path} was written by a newer adsync (schema ${version}); upgrade adsync`);
 }
