@@ -71,9 +71,28 @@ export interface CutItemReader {
 /** Makes the reader of one feed's cut items (`name`: the source, for messages). */
 export type CatalogFeedReaderFactory = (name: string) => CutItemReader;
 
+/** The raw fingerprints of a batch of cut items and the products saved with them. */
+export interface ItemMatches {
+  /** Per item, the product whose saved raw fingerprint the item has; undefined when none. */
+  matches: readonly (FingerprintMatch | undefined)[];
+  /** Per item, its raw fingerprint: given for every item without a match, maybe not for the others. */
+  fingerprints: readonly (Buffer | undefined)[];
+}
+
+/** Fingerprints cut items and finds the products saved with them, a batch at a time, answering in the order asked. */
+export interface ItemMatcher {
+  match(items: readonly CutItem[]): Promise<ItemMatches>;
+  close(): Promise<void>;
+}
+
+/** Makes the matcher of one read against the saved state. */
+export type ItemMatcherFactory = (state: CatalogState) => ItemMatcher;
+
 export interface CatalogFeedOptions {
   /** Skip items whose raw fingerprint is saved for a product of this catalog (never with --full). */
   fingerprints?: CatalogState | undefined;
+  /** Looks the items up for `fingerprints`; by default here (inThreadMatcher). */
+  itemMatcher?: ItemMatcherFactory | undefined;
   /** Reads the items that are not skipped; by default here, one at a time. */
   itemReader?: CatalogFeedReaderFactory | undefined;
   /** Batches of items (one per chunk of the feed) read ahead of the one being used. */
@@ -131,6 +150,17 @@ export function rawFingerprint(item: CutItem): Buffer {
     keyBytesOf.set(item.context, key);
   }
   return rawFingerprintOf(key, item.bytes);
+}
+
+/** Fingerprints and looks up items on this thread, through the state's productsByFingerprint. */
+export function inThreadMatcher(state: Pick<CatalogState, 'productsByFingerprint'>): ItemMatcher {
+  return {
+    async match(items) {
+      const fingerprints = items.map(rawFingerprint);
+      return { fingerprints, matches: await state.productsByFingerprint(fingerprints) };
+    },
+    close: () => Promise.resolve(),
+  };
 }
 
 /**
@@ -224,16 +254,21 @@ async function* fullOutcomes(opened: OpenedSource, job: CatalogJob): AsyncGenera
   for await (const batch of readFeed(opened)) yield outcomesOfBatch(batch, feedJob);
 }
 
+/** A batch's lookup and what it decided: the items to read (not skipped), in order, and their results. */
+interface BatchStarted extends ItemMatches {
+  toRead: CutItem[];
+  results: Promise<ReadItemResult[]>;
+}
+
 interface BatchInFlight {
   items: readonly CutItem[];
   /** Skeleton problems at the end of the batch. */
   problems: number;
-  fingerprints: Buffer[] | undefined;
-  matches: (FingerprintMatch | undefined)[];
-  /** The items to read (not skipped), in order, and their results. */
-  toRead: CutItem[];
-  results: Promise<ReadItemResult[]>;
+  /** Once the items are looked up (at once when nothing is known). */
+  started: Promise<BatchStarted>;
 }
+
+const NOTHING_KNOWN: ItemMatches = { matches: [], fingerprints: [] };
 
 const DEFAULT_READ_AHEAD = 6;
 
@@ -263,6 +298,7 @@ export async function* joinedBatches(batches: AsyncIterable<CutBatch>, min: numb
 async function* xmlOutcomes(opened: ByteSource, reopen: () => Promise<ByteSource>, job: CatalogJob, options: CatalogFeedOptions): AsyncGenerator<ItemOutcome[]> {
   const state = options.fingerprints;
   const salt = rawFingerprintSalt(job);
+  const matcher = state === undefined ? undefined : (options.itemMatcher ?? inThreadMatcher)(state);
   const reader = (options.itemReader ?? ((name: string) => inlineItemReader(name, job)))(opened.name);
   const readAhead = options.readAhead ?? DEFAULT_READ_AHEAD;
   // A second read (after a doubt) must begin with the bytes this one took: see read-prefix.ts.
@@ -276,8 +312,9 @@ async function* xmlOutcomes(opened: ByteSource, reopen: () => Promise<ByteSource
 
   /** The outcomes of the oldest batch in flight, in row order; sets `doubt` where it stops. */
   const settle = async (batch: BatchInFlight): Promise<ItemOutcome[]> => {
-    const { items, matches, toRead, fingerprints } = batch;
-    const results = toRead.length === 0 ? [] : await batch.results;
+    const { items } = batch;
+    const { matches, toRead, fingerprints, results: reading } = await batch.started;
+    const results = toRead.length === 0 ? [] : await reading;
     const out: ItemOutcome[] = [];
     let next = 0;
     for (let i = 0; i < items.length; i++) {
@@ -304,7 +341,7 @@ async function* xmlOutcomes(opened: ByteSource, reopen: () => Promise<ByteSource
       }
       itemProblems += result.problems;
       const outcome = result.outcome;
-      if (outcome.kind === 'product') outcome.fingerprint ??= fingerprints?.[i] ?? rawFingerprint(item);
+      if (outcome.kind === 'product') outcome.fingerprint ??= fingerprints[i] ?? rawFingerprint(item);
       out.push(outcome);
       rowsDone = item.row;
     }
@@ -315,22 +352,25 @@ async function* xmlOutcomes(opened: ByteSource, reopen: () => Promise<ByteSource
   try {
     for await (const batch of state === undefined ? cut : joinedBatches(cut, MIN_BATCH_ITEMS)) {
       const items = batch.items;
-      let fingerprints: Buffer[] | undefined;
-      let matches: (FingerprintMatch | undefined)[] = [];
-      if (state !== undefined && items.length > 0) {
-        fingerprints = items.map(rawFingerprint);
-        matches = await state.productsByFingerprint(fingerprints);
-      }
-      const toRead: CutItem[] = [];
-      for (let i = 0; i < items.length; i++) {
-        const item = items[i];
-        if (item !== undefined && (matches[i] === undefined || !startTagIsPlain(item))) toRead.push(item);
-      }
       itemsCut += items.length;
-      const results = toRead.length === 0 ? Promise.resolve([]) : reader.read(toRead, itemsCut);
-      // Awaited in order later; a failure meanwhile must not be an unhandled rejection.
-      results.catch(() => undefined);
-      inFlight.push({ items, problems: batch.problems, fingerprints, matches, toRead, results });
+      const cutSoFar = itemsCut;
+      // Items are read once looked up; lookups (maybe on another thread) answer in order, so
+      // the reader gets the batches in order.
+      const start = (looked: ItemMatches): BatchStarted => {
+        const { matches } = looked;
+        const toRead: CutItem[] = [];
+        for (let i = 0; i < items.length; i++) {
+          const item = items[i];
+          if (item !== undefined && (matches[i] === undefined || !startTagIsPlain(item))) toRead.push(item);
+        }
+        const results = toRead.length === 0 ? Promise.resolve([]) : reader.read(toRead, cutSoFar);
+        // Awaited in order later; a failure meanwhile must not be an unhandled rejection.
+        results.catch(() => undefined);
+        return { ...looked, toRead, results };
+      };
+      const started = matcher === undefined || items.length === 0 ? Promise.resolve(start(NOTHING_KNOWN)) : matcher.match(items).then(start);
+      started.catch(() => undefined);
+      inFlight.push({ items, problems: batch.problems, started });
       const cutDoubt = batch.doubt;
       while (inFlight.length > (cutDoubt === undefined ? readAhead : 0)) {
         const oldest = inFlight.shift();
@@ -350,6 +390,7 @@ async function* xmlOutcomes(opened: ByteSource, reopen: () => Promise<ByteSource
     }
   } finally {
     await cut.return(undefined);
+    await matcher?.close();
     await reader.close();
   }
   if (doubt === undefined) return;
