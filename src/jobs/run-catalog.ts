@@ -15,6 +15,7 @@ import { ApiValidationError, NotFoundError } from '../api/errors.js';
 import { StateError } from '../errors.js';
 import type { CatalogScan, CatalogState, CommittedProduct, ProductToSend, ScannedOccurrence, ServiceProduct } from '../state/store.js';
 import { openCatalogFeed } from './catalog-feed-scan.js';
+import { catalogItemMatcher } from './catalog-fingerprint-thread.js';
 import { catalogItemReader } from './catalog-workers.js';
 import { emptyCatalogResult, removeProducts, upsertProducts, type CatalogUploadResult, type ProductOutcome } from '../uploaders/catalog-uploader.js';
 import type { CatalogJob, ProductSetSpec } from './job.js';
@@ -81,6 +82,7 @@ async function readFeedInto(ctx: RunContext, job: CatalogJob, scan: CatalogScan,
   const skipKnown = !options.full && !options.validateOnly && !reconciles && (await catalog.hasFingerprints());
   const reader = await openCatalogFeed(job, {
     fingerprints: skipKnown ? catalog : undefined,
+    itemMatcher: catalogItemMatcher(ctx),
     itemReader: catalogItemReader(ctx, job),
     onDoubt: (reason, rowsDone) => ctx.logger.info({ reason, rowsDone }, 'reading the rest of the feed with the full XML reader'),
     source: { signal: ctx.stop, timeoutMs: job.requestTimeoutMs },
