@@ -31,8 +31,8 @@ import type { RunContext } from './run-context.js';
 /** Items looked up on the main thread before the thread is started. */
 export const FINGERPRINT_THREAD_MIN_ITEMS = 2000;
 
-/** A slot holds a chunk's items (64 KiB) and their room: one size for all, used again. */
-const SLOT_BYTES = 256 * 1024;
+/** A slot holds a batch's items (a few 64 KiB chunks: see MIN_BATCH_ITEMS in catalog-feed-scan.ts) and their room: one size for all, used again. */
+const SLOT_BYTES = 1024 * 1024;
 
 /** A batch at the thread: its slot (free again once answered) and its promise. */
 interface PendingMatch {

@@ -41,11 +41,12 @@ function plain(o: ItemOutcome): Record<string, unknown> {
   return { kind: o.kind, row: o.row };
 }
 
-async function read(job: CatalogJob, state: CatalogState | undefined, itemMatcher?: ItemMatcherFactory): Promise<{ outcomes: ItemOutcome[]; error: unknown }> {
+/** `readAhead` 1: while the first lookup waits (see counted), at most one more batch is asked for on the main thread. */
+async function read(job: CatalogJob, state: CatalogState | undefined, itemMatcher?: ItemMatcherFactory, readAhead?: number): Promise<{ outcomes: ItemOutcome[]; error: unknown }> {
   const outcomes: ItemOutcome[] = [];
   let error: unknown;
   try {
-    const reader = await openCatalogFeed(job, { fingerprints: state, itemMatcher });
+    const reader = await openCatalogFeed(job, { fingerprints: state, itemMatcher, readAhead });
     for await (const batch of reader.outcomes) outcomes.push(...batch);
   } catch (thrown) {
     error = thrown;
@@ -107,14 +108,14 @@ describe('the catalog fingerprint thread', () => {
           for (const [at, edit] of edits) {
             if (edit === 'price') items[at] = product(at, '1.23 USD');
             else if (edit === 'remove') items[at] = '';
-            // Larger than a slot: a batch of its own buffer.
-            else if (edit === 'large') items[at] = product(at).replace('<description>', `<description>${'x'.repeat(300_000)}`);
+            // Larger than a slot (1 MiB): a batch of its own buffer.
+            else if (edit === 'large') items[at] = product(at).replace('<description>', `<description>${'x'.repeat(1_100_000)}`);
             else items[at] = `${items[at] ?? ''}${base[(at * 7) % ITEMS] ?? ''}`;
           }
           const job = jobFor(rss(items.join('')));
           const expected = await read(job, catalog);
           const lookups = counted(catalog, 300);
-          const got = await read(job, lookups.state, fingerprintThreadMatcher(0));
+          const got = await read(job, lookups.state, fingerprintThreadMatcher(0), 1);
           expect(got.error).toBeUndefined();
           expect(expected.error).toBeUndefined();
           expect(got.outcomes.map(plain)).toEqual(expected.outcomes.map(plain));
