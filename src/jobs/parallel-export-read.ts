@@ -50,11 +50,14 @@ export const PARALLEL_MIN_BYTES = 16 * 1024 * 1024;
 /** Larger files are read on one thread: their row numbers would not fit the provisional scheme. */
 const PARALLEL_MAX_BYTES = 2 * 1024 * 1024 * 1024;
 /**
- * A reading thread holds one batch at a time: a small young generation keeps the garbage of
- * parsing from piling up (each thread is a whole V8 heap; unbounded, two of them doubled the
- * peak memory of a 1M-row run).
+ * The reading thread's young generation: bounded, since each thread is a whole V8 heap
+ * (unbounded, two of them doubled the peak memory of a 1M-row run). 2 MB was too small for a
+ * 256 KB batch in the making: its rows outlived the scavenges, were copied and promoted, and
+ * the collector took ~23% of the thread's time. With 32 MB, interleaved against 2 MB (3 runs
+ * each), an export of 1M four-identifier rows took 3-15% less wall time, an email-only one 8%
+ * less, with the same peak memory and ~20% fewer page faults.
  */
-const WORKER_LIMITS = { maxYoungGenerationSizeMb: 2 };
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 32 };
 /** The main thread's part, relative to a worker's (it also stores every part's identifiers). */
 const MAIN_THREAD_SHARE = 0.65;
 /** Batches a worker may have posted and not yet stored. */
