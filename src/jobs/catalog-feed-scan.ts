@@ -95,7 +95,7 @@ export interface CatalogFeedOptions {
   itemMatcher?: ItemMatcherFactory | undefined;
   /** Reads the items that are not skipped; by default here, one at a time. */
   itemReader?: CatalogFeedReaderFactory | undefined;
-  /** Batches of items (one per chunk of the feed) read ahead of the one being used. */
+  /** Batches of items (one per chunk of the feed; on a re-run, at least MIN_BATCH_ITEMS) read ahead of the one being used. */
   readAhead?: number | undefined;
   /** Called when the fast way gives up (for logs). */
   onDoubt?: ((reason: string, rowsDone: number) => void) | undefined;

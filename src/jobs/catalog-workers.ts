@@ -2,7 +2,7 @@
  * Reading catalog feed items on every core: the main thread cuts the items out of the feed
  * (src/sources/xml-cut-feed.ts), skips the unchanged ones and stores the scan; worker threads
  * (catalog-read-worker.ts) parse, validate, hash and fingerprint the others, a batch (the items
- * of one chunk of the feed) at a time. Parsing an XML item costs far more than copying its
+ * of one chunk of the feed; on a re-run, of a few: see catalog-feed-scan.ts) at a time. Parsing an XML item costs far more than copying its
  * bytes to a worker, so this scales with the cores.
  *
  * Results come back per batch and are used in the order the batches were sent (the caller
