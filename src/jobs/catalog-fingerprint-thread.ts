@@ -11,7 +11,6 @@
  * thread dies), the batches it held and all later ones fail with that error, and so does the
  * run: never a wait for an answer that cannot come, never an item taken as unchanged unseen.
  */
-import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { InternalError, StateError } from '../errors.js';
 import { workerModuleUrl } from '../worker-module.js';
@@ -26,6 +25,7 @@ import {
   type MatchedMessage,
   type ToFingerprintWorker,
 } from './catalog-fingerprint-messages.js';
+import { catalogReadThreads } from './catalog-workers.js';
 import type { RunContext } from './run-context.js';
 
 /** Items looked up on the main thread before the thread is started. */
@@ -218,6 +218,5 @@ export function fingerprintThreadMatcher(threshold: number, workerUrl: URL = WOR
  * reading thread (read_threads, at most the machine's cores); else on the main thread.
  */
 export function catalogItemMatcher(ctx: RunContext): ItemMatcherFactory | undefined {
-  const configured = (ctx.settings as { readThreads?: number }).readThreads ?? 2;
-  return Math.min(configured, availableParallelism()) > 1 ? fingerprintThreadMatcher(FINGERPRINT_THREAD_MIN_ITEMS) : undefined;
+  return catalogReadThreads(ctx) > 1 ? fingerprintThreadMatcher(FINGERPRINT_THREAD_MIN_ITEMS) : undefined;
 }

@@ -185,12 +185,16 @@ export function itemReaderFactory(job: CatalogJob, options: ItemReaderOptions): 
   };
 }
 
+/** The threads a catalog run may read with, the main thread included: read_threads, at most the machine's cores. */
+export function catalogReadThreads(ctx: RunContext): number {
+  const configured = (ctx.settings as { readThreads?: number }).readThreads ?? 2;
+  return Math.min(configured, availableParallelism());
+}
+
 /**
  * The item reader of a catalog run: as many reading threads as the settings allow
- * (read_threads, at most the machine's cores), the main thread being one of them.
+ * (catalogReadThreads), the main thread being one of them.
  */
 export function catalogItemReader(ctx: RunContext, job: CatalogJob): CatalogFeedReaderFactory {
-  const configured = (ctx.settings as { readThreads?: number }).readThreads ?? 2;
-  const threads = Math.min(configured, availableParallelism());
-  return itemReaderFactory(job, { threads: Math.max(0, threads - 1), threshold: WORKER_THRESHOLD_ITEMS });
+  return itemReaderFactory(job, { threads: Math.max(0, catalogReadThreads(ctx) - 1), threshold: WORKER_THRESHOLD_ITEMS });
 }

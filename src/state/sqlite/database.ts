@@ -114,6 +114,17 @@ function createPrivate(path: string): void {
   }
 }
 
+/** The state's page cache (KiB), of the main connection and of another thread's reader. */
+const STATE_CACHE_KIB = 16000;
+
+/** A connection that could not be opened or set up, as a StateError that names the file and says what to do. */
+function openFailure(path: string, error: unknown): StateError {
+  return new StateError(`cannot open the state database ${path}: ${(error as Error).message}`, {
+    cause: error,
+    hint: openFailureHint((error as { code?: unknown }).code, (error as Error).message),
+  });
+}
+
 export function openDatabase(path: string): Db {
   if (path !== ':memory:') createPrivate(path);
   let db: Db | undefined;
@@ -127,14 +138,11 @@ export function openDatabase(path: string): Db {
     // Page caches: 16 MB for the state, 4 MB for the temporary scan tables. Scans are read in
     // index order, so a larger cache buys little, and memory must stay flat (measured: the
     // 1M-row benchmark's peak RSS follows these numbers closely).
-    db.pragma('cache_size = -16000');
+    db.pragma(`cache_size = -${STATE_CACHE_KIB}`);
     db.pragma('temp.cache_size = -4000');
   } catch (error) {
     db?.close();
-    throw new StateError(`cannot open the state database ${path}: ${(error as Error).message}`, {
-      cause: error,
-      hint: openFailureHint((error as { code?: unknown }).code, (error as Error).message),
-    });
+    throw openFailure(path, error);
   }
   migrate(db, path);
   return db;
@@ -149,11 +157,11 @@ export function openReader(path: string): Db {
   let db: Db | undefined;
   try {
     db = keepWrappers(new Database(path, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS }));
-    db.pragma('cache_size = -16000');
+    db.pragma(`cache_size = -${STATE_CACHE_KIB}`);
     return db;
   } catch (error) {
     db?.close();
-    throw new StateError(`cannot open the state database ${path}: ${(error as Error).message}`, { cause: error, hint: openFailureHint((error as { code?: unknown }).code, (error as Error).message) });
+    throw openFailure(path, error);
   }
 }
 
