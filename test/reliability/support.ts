@@ -220,6 +220,21 @@ export interface CommittedProduct {
 }
 
 /** The products the state has committed for the catalog. */
+/**
+ * Whether the state marks an upload to the catalog as unfinished (upload_started_at): set by a
+ * run or backfill killed after it began sending, and kept until a mirror run reconciles.
+ */
+export function catalogUploadUnfinished(statePath: string): boolean {
+  const db = openState(statePath);
+  if (!db) return false;
+  try {
+    const row = db.prepare('SELECT upload_started_at AS at FROM catalogs WHERE catalog_id = ?').get(CATALOG) as { at: number | null } | undefined;
+    return row?.at != null;
+  } finally {
+    db.close();
+  }
+}
+
 export function committedCatalog(statePath: string): Map<string, CommittedProduct> {
   const db = openState(statePath);
   const out = new Map<string, CommittedProduct>();
