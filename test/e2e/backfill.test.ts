@@ -235,7 +235,7 @@ describe('adsync backfill', () => {
     expect(summaries(fixed)[0]).toMatchObject({ status: 'success', read: 1, added: 2 });
   });
 
-  it('a file written to while the backfill reads it: exit 1, saying so, and the same command uploads it from the start', async () => {
+  it('a file written to while the backfill reads it: exit 1, saying so, and the same command uploads it from the start', { timeout: 60_000 }, async () => {
     ws.write('daily.yaml', JOB);
     writeHistory();
     ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 500, times: 1000 });

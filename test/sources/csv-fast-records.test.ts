@@ -27,6 +27,12 @@ import { cutAt, fixturePath } from './helpers.js';
 
 const LONG = process.env.ADSYNC_LONG_TESTS === '1';
 const SCALE = LONG ? 20 : 1;
+/**
+ * The generated tests' time limit, a guard against a hang and not a speed check: the slowest
+ * takes ~20 s on the 2-core machine (19 s in a CI run), too close to vitest's 30 s default
+ * there, and twenty times as long with ADSYNC_LONG_TESTS=1.
+ */
+const GENERATED = { timeout: 120_000 * SCALE };
 
 const { Parser } = createRequire(import.meta.url)('csv-parse') as { Parser: typeof CsvParser };
 
@@ -223,7 +229,7 @@ const cutsArbitrary = fc.array(fc.nat(), { maxLength: 8 });
 // ---- tests ----
 
 describe('CsvRecordEngine (fast path, csv-parse after a hand-over) against csv-parse alone', () => {
-  it('gives the same records, counters and errors on generated input cut at random', () => {
+  it('gives the same records, counters and errors on generated input cut at random', GENERATED, () => {
     fc.assert(
       fc.property(inputArbitrary, maxRecordArbitrary, cutsArbitrary, ({ input, delimiter }, maxRecordChars, cuts) => {
         const positions = cuts.map((cut) => (input.length === 0 ? 0 : cut % (input.length + 1)));
@@ -233,7 +239,7 @@ describe('CsvRecordEngine (fast path, csv-parse after a hand-over) against csv-p
     );
   });
 
-  it('gives the same on every cut of the input into two writes, and on one byte per write', () => {
+  it('gives the same on every cut of the input into two writes, and on one byte per write', GENERATED, () => {
     fc.assert(
       fc.property(inputArbitrary, maxRecordArbitrary, ({ input, delimiter }, maxRecordChars) => {
         expectSameEveryCut(input, { delimiter, maxRecordChars });
@@ -332,7 +338,7 @@ function fastRecords(delimiter: string, maxRecordChars: number): { fast: CsvFast
 }
 
 describe('CsvFastRecords: plain lines split, other records read by csv-parse one at a time', () => {
-  it('never hands the rest of a well-formed file to csv-parse (quotes, "", line breaks and CRs in quotes, CRLF, LF, empty lines)', () => {
+  it('never hands the rest of a well-formed file to csv-parse (quotes, "", line breaks and CRs in quotes, CRLF, LF, empty lines)', GENERATED, () => {
     fc.assert(
       fc.property(fc.array(lineArbitrary, { maxLength: 8 }), fc.boolean(), fc.constantFrom(...FAST_DELIMITERS), cutsArbitrary, (lines, lastLineBreak, delimiter, cuts) => {
         const input = csvOf(lines, delimiter, lastLineBreak);
