@@ -187,8 +187,7 @@ export function itemReaderFactory(job: CatalogJob, options: ItemReaderOptions): 
 
 /** The threads a catalog run may read with, the main thread included: read_threads, at most the machine's cores. */
 export function catalogReadThreads(ctx: RunContext): number {
-  const configured = (ctx.settings as { readThreads?: number }).readThreads ?? 2;
-  return Math.min(configured, availableParallelism());
+  return Math.min(ctx.settings.readThreads, availableParallelism());
 }
 
 /**
