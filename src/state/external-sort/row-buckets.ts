@@ -114,59 +114,101 @@ function writeRecord(target: Buffer, at: number, code: number, source: Uint8Arra
 }
 
 /**
- * The records of `buckets` in row order, in pages of at least `pageSize` identifiers (the last
- * one smaller), a row's identifiers always in the same page, in the order they were written.
- * One list is reused for every page: it is valid until the next one is asked for.
+ * One bucket's records at a time in row order, as an identifier list over arrays reused from
+ * bucket to bucket. A counting sort by the row's place in the bucket that moves the values: a
+ * first pass counts each row's records and value bytes, a second walks the records as written
+ * and copies each value to its row's place (stable: a row's identifiers stay in the order they
+ * were written). Reading the records in file order and writing the values out of order was
+ * ~1.5x faster than the reverse (sorting positions, then reading the ~4 MB bucket in row order,
+ * where nearly every value missed the caches); the pages are then cut out of the list in runs.
  */
-export function* rowOrderedPages(spool: SpoolReader, buckets: readonly RowBucket[], pageSize: number): Generator<IdentifierList> {
-  const page = new IdentifierList(Math.max(16, pageSize + 8));
-  let buf = Buffer.allocUnsafe(0);
-  /** Where record i starts in buf, and its row (read once: Buffer's readers cost a call each). */
-  let starts = new Int32Array(0);
-  let rows = new Int32Array(0);
-  let order = new Int32Array(0);
-  const counts = new Int32Array(ROWS_PER_BUCKET + 1);
-  let lastRow = -1;
-  for (const b of buckets) {
-    if (buf.length < b.bytes) buf = Buffer.allocUnsafe(Math.max(b.bytes, Math.ceil(buf.length * 1.5)));
-    if (starts.length < b.count) {
-      const n = Math.max(b.count, Math.ceil(starts.length * 1.5));
-      starts = new Int32Array(n);
-      rows = new Int32Array(n);
-      order = new Int32Array(n);
+class BucketInRowOrder {
+  /** The bucket's records as written. */
+  private records = Buffer.allocUnsafe(0);
+  /** Their values in row order; value i is values[ends[i - 1] (0 for i = 0), ends[i]). */
+  private values = Buffer.allocUnsafe(0);
+  private codes = new Uint8Array(0);
+  private rows = new Int32Array(0);
+  private ends = new Int32Array(0);
+  /** Per row of the bucket (at its place + 1): records, then where its next one goes. */
+  private readonly counts = new Int32Array(ROWS_PER_BUCKET + 1);
+  /** Per row of the bucket (at its place + 1): value bytes, then where its next value goes. */
+  private readonly offsets = new Int32Array(ROWS_PER_BUCKET + 1);
+
+  /** The records of bucket `b` in row order (valid until the next bucket is read). */
+  read(spool: SpoolReader, b: RowBucket): IdentifierList {
+    if (this.records.length < b.bytes) {
+      const bytes = Math.max(b.bytes, Math.ceil(this.records.length * 1.5));
+      this.records = Buffer.allocUnsafe(bytes);
+      this.values = Buffer.allocUnsafe(bytes);
     }
+    if (this.rows.length < b.count) {
+      const n = Math.max(b.count, Math.ceil(this.rows.length * 1.5));
+      this.codes = new Uint8Array(n);
+      this.rows = new Int32Array(n);
+      this.ends = new Int32Array(n);
+    }
+    const { records: buf, values, codes, rows, ends, counts, offsets } = this;
     let at = 0;
     for (const s of b.segments) {
       spool.readInto(buf, at, s.offset, s.bytes);
       at += s.bytes;
     }
-    // A counting sort by the row's place in the bucket: stable, so each row keeps its order.
     counts.fill(0);
+    offsets.fill(0);
     for (let i = 0, o = 0; i < b.count; i++) {
-      starts[i] = o;
+      const slot = (((buf[o + 3] ?? 0) << 8) | (buf[o + 4] ?? 0)) & ROW_MASK;
+      const length = ((buf[o + 5] ?? 0) << 8) | (buf[o + 6] ?? 0);
+      counts[slot + 1] = (counts[slot + 1] ?? 0) + 1;
+      offsets[slot + 1] = (offsets[slot + 1] ?? 0) + length;
+      o += RECORD_HEADER_BYTES + length;
+    }
+    for (let r = 0; r < ROWS_PER_BUCKET; r++) {
+      counts[r + 1] = (counts[r + 1] ?? 0) + (counts[r] ?? 0);
+      offsets[r + 1] = (offsets[r + 1] ?? 0) + (offsets[r] ?? 0);
+    }
+    for (let i = 0, o = 0; i < b.count; i++) {
       const row = (((buf[o + 1] ?? 0) << 24) | ((buf[o + 2] ?? 0) << 16) | ((buf[o + 3] ?? 0) << 8) | (buf[o + 4] ?? 0)) | 0;
-      rows[i] = row;
-      const slot = (row & ROW_MASK) + 1;
-      counts[slot] = (counts[slot] ?? 0) + 1;
-      o += RECORD_HEADER_BYTES + (((buf[o + 5] ?? 0) << 8) | (buf[o + 6] ?? 0));
+      const length = ((buf[o + 5] ?? 0) << 8) | (buf[o + 6] ?? 0);
+      const slot = row & ROW_MASK;
+      const k = counts[slot] ?? 0;
+      counts[slot] = k + 1;
+      const to = offsets[slot] ?? 0;
+      offsets[slot] = to + length;
+      codes[k] = buf[o] ?? 0;
+      rows[k] = row;
+      ends[k] = to + length;
+      const from = o + RECORD_HEADER_BYTES;
+      if (length <= 64) for (let q = 0; q < length; q++) values[to + q] = buf[from + q] ?? 0;
+      else buf.copy(values, to, from, from + length);
+      o = from + length;
     }
-    for (let r = 0; r < ROWS_PER_BUCKET; r++) counts[r + 1] = (counts[r + 1] ?? 0) + (counts[r] ?? 0);
-    for (let i = 0; i < b.count; i++) {
-      const slot = (rows[i] ?? 0) & ROW_MASK;
-      order[counts[slot] ?? 0] = i;
-      counts[slot] = (counts[slot] ?? 0) + 1;
-    }
-    for (let k = 0; k < b.count; k++) {
-      const i = order[k] ?? 0;
-      const o = starts[i] ?? 0;
-      const row = rows[i] ?? 0;
-      if (row !== lastRow && page.length >= pageSize) {
+    return IdentifierList.fromTransferable({ length: b.count, codes, rows, ends, data: values });
+  }
+}
+
+/**
+ * The records of `buckets` in row order, in pages of at least `pageSize` identifiers (the last
+ * one smaller), a row's identifiers always in the same page, in the order they were written.
+ * One list is reused for every page: it is valid until the next one is asked for.
+ */
+export function* rowOrderedPages(spool: SpoolReader, buckets: readonly RowBucket[], pageSize: number): Generator<IdentifierList> {
+  const size = Math.max(1, pageSize);
+  const page = new IdentifierList(Math.max(16, size + 8));
+  const bucket = new BucketInRowOrder();
+  for (const b of buckets) {
+    const list = bucket.read(spool, b);
+    // A page ends at the end of the first row that fills it; rows never cross buckets.
+    for (let k = 0; k < list.length; ) {
+      if (page.length >= size) {
         yield page;
         page.clear();
       }
-      lastRow = row;
-      const valueStart = o + RECORD_HEADER_BYTES;
-      page.pushSlice(buf[o] ?? 0, buf, valueStart, valueStart + (((buf[o + 5] ?? 0) << 8) | (buf[o + 6] ?? 0)), row);
+      let end = Math.min(list.length, k + size - page.length);
+      const lastRow = list.row(end - 1);
+      while (end < list.length && list.row(end) === lastRow) end++;
+      page.pushRange(list, k, end);
+      k = end;
     }
   }
   if (page.length > 0) yield page;
