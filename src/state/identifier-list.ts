@@ -6,6 +6,7 @@
  * hex only when it is written into a request body.
  */
 import { IDENTIFIER_TYPES, type IdentifierType } from '../hash/types.js';
+import { copyBytes } from './copy-bytes.js';
 
 export const FIELD_CODES: Readonly<Record<IdentifierType, number>> = Object.fromEntries(IDENTIFIER_TYPES.map((t, i) => [t, i])) as Record<IdentifierType, number>;
 export const PARTNER_CODE = FIELD_CODES.partner_user_id;
@@ -44,8 +45,10 @@ export function addCountsByField(into: CountsByField, from: CountsByField): void
   for (const [field, n] of Object.entries(from) as [IdentifierType, number][]) into[field] = (into[field] ?? 0) + n;
 }
 
-const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
-const HEX_CODES = HEX.map((h) => [h.charCodeAt(0), h.charCodeAt(1)] as const);
+/** The two lowercase hex digits of each byte, as character codes (two tables: no pair to take apart per byte). */
+const HEX_DIGITS = '0123456789abcdef';
+const HEX_HIGH = Uint8Array.from({ length: 256 }, (_, b) => HEX_DIGITS.charCodeAt(b >> 4));
+const HEX_LOW = Uint8Array.from({ length: 256 }, (_, b) => HEX_DIGITS.charCodeAt(b & 15));
 
 /**
  * The arrays behind an IdentifierList, for code that walks many identifiers without a call per
@@ -77,6 +80,9 @@ export function transferList(...lists: (TransferableIdentifierList | undefined)[
   }
   return [...buffers];
 }
+
+/** Ranges of at most this many identifiers are appended entry by entry (pushRange). */
+const SMALL_RANGE = 16;
 
 export class IdentifierList {
   private codes: Uint8Array;
@@ -167,8 +173,7 @@ export class IdentifierList {
     const length = end - start;
     this.reserve(length);
     const at = this.used;
-    const data = this.data;
-    for (let b = 0; b < length; b++) data[at + b] = source[start + b] ?? 0;
+    copyBytes(source, start, end, this.data, at);
     this.append(code, at + length, row);
   }
 
@@ -181,11 +186,20 @@ export class IdentifierList {
     const dataTo = other.ends[to - 1] ?? 0;
     const at = this.used;
     this.reserve(dataTo - dataFrom);
-    other.data.copy(this.data, at, dataFrom, dataTo);
-    this.codes.set(other.codes.subarray(from, to), this.length);
-    this.rowsArr.set(other.rowsArr.subarray(from, to), this.length);
+    copyBytes(other.data, dataFrom, dataTo, this.data, at);
     const shift = at - dataFrom;
-    for (let i = 0; i < n; i++) this.ends[this.length + i] = (other.ends[from + i] ?? 0) + shift;
+    const { codes, rowsArr, ends, length } = this;
+    if (n <= SMALL_RANGE) {
+      // A user record's few identifiers: no subarrays to make.
+      for (let i = 0; i < n; i++) {
+        codes[length + i] = other.codes[from + i] ?? 0;
+        rowsArr[length + i] = other.rowsArr[from + i] ?? 0;
+      }
+    } else {
+      codes.set(other.codes.subarray(from, to), length);
+      rowsArr.set(other.rowsArr.subarray(from, to), length);
+    }
+    for (let i = 0; i < n; i++) ends[length + i] = (other.ends[from + i] ?? 0) + shift;
     this.length += n;
   }
 
@@ -260,18 +274,19 @@ export class IdentifierList {
       const from = this.start(i);
       const to = this.ends[i] ?? 0;
       target[offset] = 0x22;
-      this.data.copy(target, offset + 1, from, to);
+      copyBytes(this.data, from, to, target, offset + 1);
       target[offset + 1 + to - from] = 0x22;
       return to - from + 2;
     }
     const from = this.start(i);
     const to = this.ends[i] ?? 0;
+    const data = this.data;
     let o = offset;
     target[o++] = 0x22;
     for (let b = from; b < to; b++) {
-      const [hi, lo] = HEX_CODES[this.data[b] ?? 0] ?? [48, 48];
-      target[o++] = hi;
-      target[o++] = lo;
+      const byte = data[b] ?? 0;
+      target[o++] = HEX_HIGH[byte] ?? 0;
+      target[o++] = HEX_LOW[byte] ?? 0;
     }
     target[o++] = 0x22;
     return o - offset;

@@ -9,6 +9,7 @@
  * per-operation envelope costs well under 1% of a request.
  */
 import { IDENTIFIER_TYPES } from '../hash/types.js';
+import { copyBytes } from '../state/copy-bytes.js';
 import { IdentifierList } from '../state/identifier-list.js';
 
 export const MAX_OPERATIONS_PER_REQUEST = 2500;
@@ -103,7 +104,10 @@ function writeUser(ids: IdentifierList, start: number, end: number, target: Buff
         target[o++] = 0x2c; // ,
       }
       const open = FIELD_OPEN[code];
-      if (open) o += open.copy(target, o);
+      if (open) {
+        copyBytes(open, 0, open.length, target, o);
+        o += open.length;
+      }
     } else {
       target[o++] = 0x2c;
     }
@@ -200,7 +204,7 @@ export class AudienceBatchBuilder {
       this.scratch[this.length++] = 0x2c;
     }
     this.length += writeUser(source, start, end, this.scratch, this.length);
-    for (let i = start; i < end; i++) this.ids.pushFrom(source, i);
+    this.ids.pushRange(source, start, end);
     this.userEnds.push(this.ids.length);
     this.usersInOp += 1;
     return true;

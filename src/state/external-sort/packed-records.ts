@@ -4,6 +4,7 @@
  * signed), two bytes of value length (big-endian), then the value's bytes.
  */
 import type { SpoolFile, SpoolReader } from '../spool-file.js';
+import { copyBytes } from '../copy-bytes.js';
 
 export const RECORD_HEADER_BYTES = 7;
 /** The longest value a record holds (its length is two bytes). */
@@ -49,12 +50,7 @@ export class RecordWriter {
     s.writeInt32BE(row, at + 1);
     s.writeUInt16BE(length, at + 5);
     at += RECORD_HEADER_BYTES;
-    if (length === 32) {
-      // A SHA-256 value (nearly all of them): a copy loop is cheaper than a native call.
-      for (let b = 0; b < 32; b++) s[at + b] = source[start + b] ?? 0;
-    } else {
-      s.set(source.subarray(start, end), at);
-    }
+    copyBytes(source, start, end, s, at);
     this.used = at + length;
     this.bytes += RECORD_HEADER_BYTES + length;
     this.count += 1;

@@ -16,6 +16,7 @@
  * enough that a killed upload loses little, large enough that a request (~22,000 rows of a
  * four-identifier export) spans one or two.
  */
+import { copyBytes } from '../copy-bytes.js';
 import { IdentifierList } from '../identifier-list.js';
 import type { SpoolFile, SpoolReader } from '../spool-file.js';
 import { RECORD_HEADER_BYTES } from './packed-records.js';
@@ -179,8 +180,7 @@ class BucketInRowOrder {
       rows[k] = row;
       ends[k] = to + length;
       const from = o + RECORD_HEADER_BYTES;
-      if (length <= 64) for (let q = 0; q < length; q++) values[to + q] = buf[from + q] ?? 0;
-      else buf.copy(values, to, from, from + length);
+      copyBytes(buf, from, from + length, values, to);
       o = from + length;
     }
     return IdentifierList.fromTransferable({ length: b.count, codes, rows, ends, data: values });
