@@ -172,6 +172,24 @@ describe('packed records', () => {
       spool.close();
     }
   });
+
+  it('refuses a value longer than its two length bytes hold, writing nothing', () => {
+    const spool = new SpoolFile('test-records');
+    try {
+      const writer = new RecordWriter(spool);
+      writer.start();
+      writer.write(5, Buffer.alloc(0xffff, 1), 0, 0xffff, 1);
+      expect(() => writer.write(5, Buffer.alloc(0x10000, 2), 0, 0x10000, 2)).toThrow(RangeError);
+      const range = writer.finish();
+      expect(range.count).toBe(1);
+      const cursor = new RecordCursor(spool, range);
+      expect(cursor.next()).toBe(true);
+      expect([cursor.row, cursor.valueEnd - cursor.valueStart]).toEqual([1, 0xffff]);
+      expect(cursor.next()).toBe(false);
+    } finally {
+      spool.close();
+    }
+  });
 });
 
 describe('row buckets', () => {

@@ -6,6 +6,7 @@
  * More than MAX_FAN_IN runs are first merged in groups into longer runs, so the read buffers
  * stay bounded (64 KB per run read at once).
  */
+import { copyBytes } from '../copy-bytes.js';
 import type { SpoolFile } from '../spool-file.js';
 import { compareValues, RecordCursor, RecordWriter, type RecordRange } from './packed-records.js';
 
@@ -61,7 +62,7 @@ export function mergeDistinct(spool: SpoolFile, runs: readonly RecordRange[], on
         distinct += 1;
       }
       if (length > pending.length) pending = Buffer.allocUnsafe(Math.max(length, pending.length * 2));
-      top.buf.copy(pending, 0, top.valueStart, top.valueEnd);
+      copyBytes(top.buf, top.valueStart, top.valueEnd, pending, 0);
       pendingLength = length;
       pendingCode = top.code;
       pendingKey = top.key;

@@ -18,6 +18,34 @@ export interface RecordRange {
 }
 
 const EMPTY: RecordRange = { offset: 0, bytes: 0, count: 0 };
+
+/*
+ * The header by byte arithmetic: Buffer's readInt32BE and writeUInt16BE check their arguments
+ * and cost a call each, for every identifier of an export several times over.
+ */
+
+/** Writes the header of a record (code, row, value length) at `at`. */
+export function writeRecordHeader(target: Uint8Array, at: number, code: number, row: number, length: number): void {
+  if (length > MAX_VALUE_BYTES) throw new RangeError(`a value of ${length} bytes: a record holds at most ${MAX_VALUE_BYTES}`);
+  // A typed array keeps the low eight bits of what is stored.
+  target[at] = code;
+  target[at + 1] = row >>> 24;
+  target[at + 2] = row >>> 16;
+  target[at + 3] = row >>> 8;
+  target[at + 4] = row;
+  target[at + 5] = length >>> 8;
+  target[at + 6] = length;
+}
+
+/** The row of the record at `at` (signed). */
+export function recordRow(buf: Uint8Array, at: number): number {
+  return ((buf[at + 1] ?? 0) << 24) | ((buf[at + 2] ?? 0) << 16) | ((buf[at + 3] ?? 0) << 8) | (buf[at + 4] ?? 0);
+}
+
+/** The value length of the record at `at`. */
+export function recordValueLength(buf: Uint8Array, at: number): number {
+  return ((buf[at + 5] ?? 0) << 8) | (buf[at + 6] ?? 0);
+}
 const STAGING_BYTES = 1024 * 1024;
 
 /**
@@ -45,11 +73,8 @@ export class RecordWriter {
     const length = end - start;
     if (this.used + RECORD_HEADER_BYTES + length > STAGING_BYTES) this.flush();
     const s = this.staging;
-    let at = this.used;
-    s[at] = code;
-    s.writeInt32BE(row, at + 1);
-    s.writeUInt16BE(length, at + 5);
-    at += RECORD_HEADER_BYTES;
+    writeRecordHeader(s, this.used, code, row, length);
+    const at = this.used + RECORD_HEADER_BYTES;
     copyBytes(source, start, end, s, at);
     this.used = at + length;
     this.bytes += RECORD_HEADER_BYTES + length;
@@ -97,12 +122,12 @@ export class RecordCursor {
 
   next(): boolean {
     if (!this.ensure(RECORD_HEADER_BYTES)) return false;
-    const length = this.buf.readUInt16BE(this.pos + 5);
+    const length = recordValueLength(this.buf, this.pos);
     // ensure() may move the bytes (and replace buf): read pos and buf again after it.
     if (!this.ensure(RECORD_HEADER_BYTES + length)) throw new Error('spool file: a record is cut short');
     const q = this.pos;
     this.code = this.buf[q] ?? 0;
-    this.row = this.buf.readInt32BE(q + 1);
+    this.row = recordRow(this.buf, q);
     this.valueStart = q + RECORD_HEADER_BYTES;
     this.valueEnd = this.valueStart + length;
     this.key = prefixKey(this.code, this.buf, this.valueStart, this.valueEnd);

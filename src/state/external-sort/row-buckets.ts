@@ -19,7 +19,7 @@
 import { copyBytes } from '../copy-bytes.js';
 import { IdentifierList } from '../identifier-list.js';
 import type { SpoolFile, SpoolReader } from '../spool-file.js';
-import { RECORD_HEADER_BYTES } from './packed-records.js';
+import { RECORD_HEADER_BYTES, recordRow, recordValueLength, writeRecordHeader } from './packed-records.js';
 
 /** Rows per bucket: 2^15 = 32,768 (~4 MB of records read at once for a four-identifier export). */
 export const BUCKET_ROW_BITS = 15;
@@ -107,11 +107,8 @@ export class RowBucketWriter {
 }
 
 function writeRecord(target: Buffer, at: number, code: number, source: Uint8Array, start: number, end: number, row: number): void {
-  target[at] = code;
-  target.writeInt32BE(row, at + 1);
-  target.writeUInt16BE(end - start, at + 5);
-  const o = at + RECORD_HEADER_BYTES;
-  for (let b = start; b < end; b++) target[o + b - start] = source[b] ?? 0;
+  writeRecordHeader(target, at, code, row, end - start);
+  copyBytes(source, start, end, target, at + RECORD_HEADER_BYTES);
 }
 
 /**
@@ -158,8 +155,8 @@ class BucketInRowOrder {
     counts.fill(0);
     offsets.fill(0);
     for (let i = 0, o = 0; i < b.count; i++) {
-      const slot = (((buf[o + 3] ?? 0) << 8) | (buf[o + 4] ?? 0)) & ROW_MASK;
-      const length = ((buf[o + 5] ?? 0) << 8) | (buf[o + 6] ?? 0);
+      const slot = recordRow(buf, o) & ROW_MASK;
+      const length = recordValueLength(buf, o);
       counts[slot + 1] = (counts[slot + 1] ?? 0) + 1;
       offsets[slot + 1] = (offsets[slot + 1] ?? 0) + length;
       o += RECORD_HEADER_BYTES + length;
@@ -169,8 +166,8 @@ class BucketInRowOrder {
       offsets[r + 1] = (offsets[r + 1] ?? 0) + (offsets[r] ?? 0);
     }
     for (let i = 0, o = 0; i < b.count; i++) {
-      const row = (((buf[o + 1] ?? 0) << 24) | ((buf[o + 2] ?? 0) << 16) | ((buf[o + 3] ?? 0) << 8) | (buf[o + 4] ?? 0)) | 0;
-      const length = ((buf[o + 5] ?? 0) << 8) | (buf[o + 6] ?? 0);
+      const row = recordRow(buf, o);
+      const length = recordValueLength(buf, o);
       const slot = row & ROW_MASK;
       const k = counts[slot] ?? 0;
       counts[slot] = k + 1;

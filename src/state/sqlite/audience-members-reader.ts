@@ -96,7 +96,7 @@ export class OrderedMembers {
     const p = this.pos;
     this.code = b[p] ?? 0;
     this.status = b[p + 1] ?? 0;
-    const length = b.readUInt16BE(p + 2);
+    const length = ((b[p + 2] ?? 0) << 8) | (b[p + 3] ?? 0);
     this.valueStart = p + 4;
     this.valueEnd = this.valueStart + length;
     this.key = prefixKey(this.code, b, this.valueStart, this.valueEnd);
