@@ -10,7 +10,7 @@ import { OrderedMembers, pageInKeyOrder } from '../../src/state/sqlite/audience-
 import { seededRandom } from '../helpers/seeded-random.js';
 
 /** A packed page: field, status, two bytes of length, then the value, for each member. */
-function page(members: readonly [code: number, value: string][]): Buffer {
+function page(members: readonly (readonly [code: number, value: string])[]): Buffer {
   return Buffer.concat(
     members.map(([code, value]) => {
       const bytes = Buffer.from(value);
