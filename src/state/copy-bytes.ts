@@ -11,7 +11,7 @@
 /** Lengths up to this are copied in a loop; longer ones natively (a subarray and a native call: ~100 ns). */
 const LOOP_COPY_MAX_BYTES = 256;
 
-/** Copies source[start, end) into target at `at`. */
+/** Copies source[start, end) into target at `at` (two buffers, or two ranges of one that do not overlap). */
 export function copyBytes(source: Uint8Array, start: number, end: number, target: Uint8Array, at: number): void {
   const length = end - start;
   if (length > LOOP_COPY_MAX_BYTES) {
