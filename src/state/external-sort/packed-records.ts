@@ -18,6 +18,7 @@ export interface RecordRange {
 }
 
 const EMPTY: RecordRange = { offset: 0, bytes: 0, count: 0 };
+const STAGING_BYTES = 1024 * 1024;
 
 /*
  * The header by byte arithmetic: Buffer's readInt32BE and writeUInt16BE check their arguments
@@ -46,7 +47,12 @@ export function recordRow(buf: Uint8Array, at: number): number {
 export function recordValueLength(buf: Uint8Array, at: number): number {
   return ((buf[at + 5] ?? 0) << 8) | (buf[at + 6] ?? 0);
 }
-const STAGING_BYTES = 1024 * 1024;
+
+/** Writes the whole record of value source[start, end) at `at` (RECORD_HEADER_BYTES + its length). */
+export function writeRecord(target: Uint8Array, at: number, code: number, source: Uint8Array, start: number, end: number, row: number): void {
+  writeRecordHeader(target, at, code, row, end - start);
+  copyBytes(source, start, end, target, at + RECORD_HEADER_BYTES);
+}
 
 /**
  * Appends records to a spool file through a staging buffer. The records of one writer are
@@ -72,11 +78,8 @@ export class RecordWriter {
   write(code: number, source: Uint8Array, start: number, end: number, row: number): void {
     const length = end - start;
     if (this.used + RECORD_HEADER_BYTES + length > STAGING_BYTES) this.flush();
-    const s = this.staging;
-    writeRecordHeader(s, this.used, code, row, length);
-    const at = this.used + RECORD_HEADER_BYTES;
-    copyBytes(source, start, end, s, at);
-    this.used = at + length;
+    writeRecord(this.staging, this.used, code, source, start, end, row);
+    this.used += RECORD_HEADER_BYTES + length;
     this.bytes += RECORD_HEADER_BYTES + length;
     this.count += 1;
   }

@@ -19,7 +19,7 @@
 import { copyBytes } from '../copy-bytes.js';
 import { IdentifierList } from '../identifier-list.js';
 import type { SpoolFile, SpoolReader } from '../spool-file.js';
-import { RECORD_HEADER_BYTES, recordRow, recordValueLength, writeRecordHeader } from './packed-records.js';
+import { RECORD_HEADER_BYTES, recordRow, recordValueLength, writeRecord } from './packed-records.js';
 
 /** Rows per bucket: 2^15 = 32,768 (~4 MB of records read at once for a four-identifier export). */
 export const BUCKET_ROW_BITS = 15;
@@ -104,11 +104,6 @@ export class RowBucketWriter {
     else w.segments.push({ offset, bytes: w.used });
     w.used = 0;
   }
-}
-
-function writeRecord(target: Buffer, at: number, code: number, source: Uint8Array, start: number, end: number, row: number): void {
-  writeRecordHeader(target, at, code, row, end - start);
-  copyBytes(source, start, end, target, at + RECORD_HEADER_BYTES);
 }
 
 /**

@@ -50,6 +50,14 @@ export function presentMembersByField(db: Db, audienceId: number): FieldTally {
   return tally;
 }
 
+/** Bytes before a packed member's value: field, status, two bytes of value length. */
+const MEMBER_HEADER_BYTES = 4;
+
+/** Where the value of the packed member at `at` ends. */
+function memberValueEnd(page: Uint8Array, at: number): number {
+  return at + MEMBER_HEADER_BYTES + (((page[at + 2] ?? 0) << 8) | (page[at + 3] ?? 0));
+}
+
 /**
  * Whether a page of packed members (field, status, two bytes of length, value) is in strictly
  * ascending (field, value) order.
@@ -60,8 +68,8 @@ export function pageInKeyOrder(page: Buffer): boolean {
   let previousEnd = 0;
   for (let p = 0; p < page.length; ) {
     const code = page[p] ?? 0;
-    const start = p + 4;
-    const end = start + (((page[p + 2] ?? 0) << 8) | (page[p + 3] ?? 0));
+    const start = p + MEMBER_HEADER_BYTES;
+    const end = memberValueEnd(page, p);
     if (end > page.length) return false;
     if (code < previousCode || (code === previousCode && compareValues(page, previousStart, previousEnd, page, start, end) >= 0)) return false;
     previousCode = code;
@@ -145,9 +153,8 @@ export class OrderedMembers {
     const p = this.pos;
     this.code = b[p] ?? 0;
     this.status = b[p + 1] ?? 0;
-    const length = ((b[p + 2] ?? 0) << 8) | (b[p + 3] ?? 0);
-    this.valueStart = p + 4;
-    this.valueEnd = this.valueStart + length;
+    this.valueStart = p + MEMBER_HEADER_BYTES;
+    this.valueEnd = memberValueEnd(b, p);
     this.key = prefixKey(this.code, b, this.valueStart, this.valueEnd);
     this.pos = this.valueEnd;
     if (this.pos >= b.length) {
