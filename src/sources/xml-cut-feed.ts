@@ -254,8 +254,9 @@ export class XmlCutFeed {
       throw new Doubt('the skeleton parser disagrees with the cutter');
     }
     if (this.lastSkeletonByte === CLOSE_BRACKET || this.lastSkeletonByte === CR) throw new Doubt('text before an item that would join the text after it');
+    // The ">" of the start tag is not a line end: counting on from it counts each line end once.
     const line = this.line + lineEnds(bytes, 0, tagEnd, this.crSeen);
-    this.line += lineEnds(bytes, 0, bytes.length, this.crSeen);
+    this.line = line + lineEnds(bytes, tagEnd, bytes.length, this.crSeen);
     collector.countCutItem();
     this.items.push({ row: collector.itemCount, line, bytes, context: this.contextNow(), problemsBefore: collector.problems });
   }

@@ -322,6 +322,28 @@ describe('the item cutter', () => {
     expect(kinds(cut('<item><g:id>1</g:id></item>'))).toBe('gap:<item><g:id>1</g:id></item>');
   });
 
+  it('cuts the same pieces whatever the chunks, across and beyond where a chunk is joined to what the last one left', () => {
+    // A chunk is joined to what the previous one left pending (an item cut by its border) by
+    // its first 16 KiB only, or whole when the pending item goes on past them.
+    const items: string[] = [];
+    for (let i = 0; i < 400; i++) {
+      const long = i % 97 === 5 ? `<description><![CDATA[${'x</item>'.repeat(2500 + i * 40)}]]></description>` : '';
+      items.push(`<item n="${i}" a='>' b="" c=">">\n  <g:id>${i}</g:id><!-- </item> -->${long}<title>${'t'.repeat(i % 300)}</title>\n</item>\n`);
+    }
+    const text = `<?xml version="1.0"?>\n<rss><channel><title>a</title>\n${items.join('')}<!-- ${'c'.repeat(30_000)} -->\n</channel></rss>\n`;
+    const pieces = (parts: CutPiece[]) => {
+      const cut = parts.filter((p) => p.kind === 'item').map((p) => (p.kind === 'item' ? `${p.tagEnd}:${p.depth}:${p.bytes.toString()}` : ''));
+      const gaps = parts.map((p) => (p.kind === 'gap' ? p.bytes.toString() : '')).join('');
+      return { cut, gaps, doubts: parts.filter((p) => p.kind === 'doubt') };
+    };
+    const whole = pieces(cut(text));
+    expect(whole.cut).toHaveLength(400);
+    // tagEnd: the ">" that ends the start tag, not one in its quoted values.
+    expect(whole.cut.map((c) => Number(c.split(':')[0]))).toEqual(Array.from({ length: 400 }, (_, i) => `<item n="${i}" a='>' b="" c=">">`.length - 1));
+    expect(whole.doubts).toEqual([]);
+    for (const chunk of [16 * 1024 - 1, 16 * 1024, 16 * 1024 + 1, 20_000, 64 * 1024, 100_000]) expect(pieces(cut(text, chunk))).toEqual(whole);
+  });
+
   it('doubts what it does not understand', () => {
     expect(kinds(cut('<rss><!ELEMENT x ANY><channel/></rss>'))).toContain('doubt:a markup declaration');
     expect(kinds(cut('<!DOCTYPE rss [<!ENTITY a "b">]><rss/>'))).toContain('doubt:a DOCTYPE with an internal subset');
