@@ -120,6 +120,37 @@ describe('the fast XML reader gives exactly what the full reader gives', () => {
     expect(someFast).toBeGreaterThan(Number(process.env.ADSYNC_FUZZ_RUNS ?? RUNS) / 20);
   });
 
+  it('on random edits of large feeds, in chunks larger than the 16 KiB the cutter joins to what a chunk left', async () => {
+    // Chunk sizes around and above the join (xml-item-cutter.ts, push): an item cut by a border
+    // is completed within the next chunk's first 16 KiB, or past them, or in a chunk after that.
+    const chunkSizes = fc.array(fc.oneof(fc.integer({ min: 16 * 1024 - 64, max: 16 * 1024 + 64 }), fc.integer({ min: 1, max: 70_000 })), { minLength: 1, maxLength: 8 });
+    // Long items too: a title made longer than a join by text inserted before its end tag.
+    const longTitles = fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 10_000, max: 40_000 })), { minLength: 1, maxLength: 4 });
+    const lengthened = (bytes: Buffer, titles: readonly [number, number][]): Buffer => {
+      let text = bytes.toString('latin1');
+      for (const [where, length] of titles) {
+        const ends = [...text.matchAll(/<\/title>/g)].map((m) => m.index);
+        const at = ends[Math.floor(where * ends.length)];
+        if (at !== undefined) text = `${text.slice(0, at)}${'long title '.repeat(length / 10)}${text.slice(at)}`;
+      }
+      return Buffer.from(text, 'latin1');
+    };
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('merchant-rss.xml', 'merchant-atom.xml'), fc.integer({ min: 30, max: 60 }), longTitles, fc.array(xmlEdit, { maxLength: 4 }), chunkSizes, async (name, times, titles, edits, sizes) => {
+        const bytes = applyEdits(lengthened(enlarged(fixture(name), times), titles), edits);
+        const cuts: number[] = [];
+        for (let at = 0, i = 0; at < bytes.length; i++) cuts.push((at += sizes[i % sizes.length] ?? 1));
+        const result = await compare(bytes, cuts);
+        expect(result.fast).toEqual(result.full);
+        // A doubt would hide a wrong cut behind the full reader: unedited, there is none.
+        if (edits.length === 0) expect(result.doubts).toEqual([]);
+      }),
+      { numRuns: Math.ceil(Number(process.env.ADSYNC_FUZZ_RUNS ?? RUNS) / 8) },
+    );
+    // Unedited, the whole feed the fast way.
+    await expectSame(enlarged(fixture('merchant-rss.xml'), 40), { cuts: Array.from({ length: 12 }, (_, i) => (i + 1) * (16 * 1024 + 100)), fast: true });
+  });
+
   it('on random valid feeds, the fast way all through', async () => {
     const text = fc.constantFrom('plain', ' spaced  out ', 'AT&amp;T', '&lt;b&gt;', '&#233;t&#xE9;', '\u00e9\u4e2d\ud83d\ude00', 'a > b', '', 'a\r\nb\rc', '&#13;&#x9;', '&quot;&apos;', ']] ]>', '\u00a0trimmed?\u00a0', '\ufeff');
     const cdata = fc.constantFrom('<![CDATA[<p>x</p>]]>', '<![CDATA[</item>]]>', '<![CDATA[a]]]]><![CDATA[>b]]>', '<![CDATA[]]>');
