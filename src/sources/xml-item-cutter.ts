@@ -195,20 +195,16 @@ export class XmlItemCutter {
 
   /** buf becomes its pending bytes (from `start` on) followed by `bytes`. */
   private join(bytes: Buffer): void {
-    const shift = this.start;
-    this.buf = Buffer.concat([shift === 0 ? this.buf : this.buf.subarray(shift), bytes]);
-    this.pos -= shift;
-    this.gapSafe -= shift;
-    this.itemTagEnd -= shift;
-    this.start = 0;
+    const start = this.start;
+    this.rebase(Buffer.concat([start === 0 ? this.buf : this.buf.subarray(start), bytes]), start);
   }
 
   /**
-   * buf becomes `chunk`, whose bytes are those of buf from `offset` on (buf holds `offset`
-   * bytes before the chunk's first ones, and nothing pending starts before them).
+   * buf becomes `next`, whose first bytes are those of buf from `offset` on (nothing pending
+   * starts before `offset`): the offsets into buf move with them.
    */
-  private rebase(chunk: Buffer, offset: number): void {
-    this.buf = chunk;
+  private rebase(next: Buffer, offset: number): void {
+    this.buf = next;
     this.pos -= offset;
     this.start -= offset;
     this.gapSafe -= offset;
