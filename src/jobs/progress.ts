@@ -15,14 +15,20 @@ import type { Logger } from 'pino';
 import type { TerminalOutput } from '../logging/terminal-output.js';
 
 export interface RunCounters {
-  /** waiting: for another job's run on the same target to end (target-lock.ts). */
-  phase: 'waiting' | 'reading' | 'planning' | 'uploading' | 'finishing';
+  /**
+   * waiting: for another job's run on the same target to end (target-lock.ts). listing: a
+   * catalog run lists the products the service holds (a lost state rebuilt, an interrupted
+   * upload reconciled): one GET per 100 products and per item group, minutes against the service.
+   */
+  phase: 'waiting' | 'reading' | 'listing' | 'planning' | 'uploading' | 'finishing';
   rowsRead: number;
   /** Time spent waiting for the target's lock (phase `waiting`): no rows are read then, so rows/s leaves it out. */
   waitedMs: number;
   /** Raw bytes of the source consumed, and its size when known. */
   bytesRead: number;
   bytesTotal: number | undefined;
+  /** Products the service listed so far (phase `listing`). */
+  listed: number;
   /** Records (identifiers or products) to send, and sent so far. */
   toSend: number;
   sent: number;
@@ -97,6 +103,7 @@ export class LogProgress implements ProgressDisplay {
           phase: c.phase,
           rowsRead: c.rowsRead,
           rowsPerSecond: rowsPerSecond(c, performance.now(), started),
+          ...(c.phase === 'listing' ? { listed: c.listed } : {}),
           sent: c.sent,
           toSend: c.toSend,
           requests: c.requests(),
@@ -187,7 +194,9 @@ export class BarProgress implements ProgressDisplay {
       const counts = [
         `${c.rowsRead.toLocaleString('en-US')} rows, ${rowsPerSecond(c, now, started).toLocaleString('en-US')} rows/s`,
         // A backfill sends as it reads: no count to send is known.
-        c.toSend > 0 ? `${c.sent.toLocaleString('en-US')}/${c.toSend.toLocaleString('en-US')} sent` : `${c.sent.toLocaleString('en-US')} sent`,
+        c.phase === 'listing'
+          ? `${c.listed.toLocaleString('en-US')} listed`
+          : c.toSend > 0 ? `${c.sent.toLocaleString('en-US')}/${c.toSend.toLocaleString('en-US')} sent` : `${c.sent.toLocaleString('en-US')} sent`,
         `${c.requests()} requests, ${c.retries()} retries`,
         `ETA ${etaText(fraction(c), now - phaseStarted)}`,
       ];

@@ -232,10 +232,10 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
     // Before anything can be deleted, the state must know every product of the catalog.
     if (mirror && !(await catalog.hasProducts())) {
       if (options.dryRun) {
-        const listed = await scan.compareWith(serviceProducts(ctx, job));
+        const listed = await scan.compareWith(serviceProducts(ctx, job, `the saved state of catalog ${job.catalog.catalogId} is empty: this dry run plans against them`));
         if (listed > 0) ctx.note(`the saved state of catalog ${job.catalog.catalogId} is empty: planned against the ${listed} products the service holds (a real run rebuilds the state from them)`);
       } else {
-        const rebuilt = await catalog.rebuild(serviceProducts(ctx, job));
+        const rebuilt = await catalog.rebuild(serviceProducts(ctx, job, `the saved state of catalog ${job.catalog.catalogId} is empty: it is rebuilt from them`));
         if (rebuilt > 0) ctx.note(`the saved state of catalog ${job.catalog.catalogId} was empty: rebuilt it from the ${rebuilt} products the service holds`);
         await catalog.endUpload();
         interrupted = false;
@@ -244,7 +244,9 @@ export async function runCatalog(ctx: RunContext, job: CatalogJob): Promise<void
       if (options.dryRun) {
         ctx.note(`the last upload to catalog ${job.catalog.catalogId} did not finish: a real run first compares the saved state with the products the service holds`);
       } else {
-        const { added, forgotten } = await catalog.reconcile(serviceProducts(ctx, job));
+        const { added, forgotten } = await catalog.reconcile(
+          serviceProducts(ctx, job, `the last upload to catalog ${job.catalog.catalogId} did not finish (killed, or answers lost): the saved state is compared with them`),
+        );
         await catalog.endUpload();
         interrupted = false;
         ctx.note(
@@ -338,9 +340,24 @@ async function* forgottenWhileSent(catalog: CatalogState, pages: AsyncIterable<P
   }
 }
 
-/** Every product the service holds, item-group variants included. */
-async function* serviceProducts(ctx: RunContext, job: CatalogJob): AsyncGenerator<ServiceProduct[]> {
-  for await (const page of listAllProducts(ctx.client(), job.catalog.catalogId)) yield page.map((p) => ({ id: p.id, productKey: p.product_key }));
+/**
+ * Every product the service holds, item-group variants included, listed in the phase `listing`
+ * (back to `planning` once listed). `why`: what the list is for, logged when it starts: against
+ * the service it takes a GET per 100 products and one per item group (minutes for a large
+ * catalog with variants), and the progress display shows how many were listed meanwhile.
+ */
+async function* serviceProducts(ctx: RunContext, job: CatalogJob, why: string): AsyncGenerator<ServiceProduct[]> {
+  const { counters } = ctx;
+  ctx.logger.info({ catalog: job.catalog.catalogId }, `listing the products the service holds (a GET per 100 products and one per item group): ${why}`);
+  counters.phase = 'listing';
+  try {
+    for await (const page of listAllProducts(ctx.client(), job.catalog.catalogId)) {
+      counters.listed += page.length;
+      yield page.map((p) => ({ id: p.id, productKey: p.product_key }));
+    }
+  } finally {
+    counters.phase = 'planning';
+  }
 }
 
 /** Products deleted by product_key; one whose key was never learned cannot be deleted. */

@@ -199,6 +199,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     waitedMs: 0,
     bytesRead: 0,
     bytesTotal: undefined,
+    listed: 0,
     toSend: 0,
     sent: 0,
     requests: () => (ctx.hasClient ? ctx.client().stats.requests : 0),

@@ -355,6 +355,40 @@ describe('adsync run (catalog): lost state', () => {
     expect(catalogIds(ws)).toEqual([...plain.filter((id) => id !== 'P-002'), 'G-2'].sort());
   });
 
+  it('says when it starts listing the service, and shows the phase `listing` with the products listed so far', { timeout: 30_000 }, async () => {
+    const ws = await workspace();
+    const everything = [...ids(110, 'P-').map((id) => feedItem(id)), group('G-1', 'S'), group('G-2', 'M'), group('G-3', 'L')];
+    ws.write('feed.xml', rssFeed(everything));
+    expect((await run(ws)).code).toBe(0);
+    deleteStateFile(ws);
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}progress_interval_seconds: 1\n`);
+    // Each of the three GETs (two pages of 100 and 13, then the group's members) answers after
+    // 1.6 s: each count of products listed so far is there for at least one progress tick.
+    ws.fault({ route: 'GET /12/product_catalogs/*/products', kind: 'delay', ms: 1600, times: 3 });
+    const result = await ws.cli(['run', 'shop.yaml', '--json'], { ADSYNC_LOG_LEVEL: 'info' });
+    expect(result.code, result.stderr).toBe(0);
+    const logs = result.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const messages = logs.map((l) => String(l.msg));
+    const started = messages.indexOf(
+      'listing the products the service holds (a GET per 100 products and one per item group): the saved state of catalog emu-catalog is empty: it is rebuilt from them',
+    );
+    expect(started, result.stderr).toBeGreaterThan(messages.indexOf('feed read'));
+    expect(logs[started]).toMatchObject({ level: 30, catalog: 'emu-catalog' });
+    const plan = messages.indexOf('plan');
+    const progress = logs.map((l, at): Record<string, unknown> & { at: number } => ({ ...l, at })).filter((l) => l.msg === 'progress');
+    const listing = progress.filter((l) => l.phase === 'listing');
+    // 0 while the first page is awaited, 100 after it, 111 after the second (the group's listed member with it).
+    expect([...new Set(listing.map((l) => l.listed))], result.stderr).toEqual([0, 100, 111]);
+    // All between the line that says the listing starts and the plan made once it is done.
+    expect(listing.every((l) => l.at > started && l.at < plan), result.stderr).toBe(true);
+    // `listed` is a field of the listing phase only.
+    expect(progress.filter((l) => l.phase !== 'listing' && 'listed' in l)).toEqual([]);
+    expect(summaryOf(result).notes).toEqual(['the saved state of catalog emu-catalog was empty: rebuilt it from the 113 products the service holds']);
+  });
+
   it('a rebuild that would delete too much is refused like any other run', async () => {
     const ws = await workspace();
     ws.write('feed.xml', rssFeed(ids(10).map((id) => feedItem(id))));

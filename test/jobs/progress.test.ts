@@ -10,7 +10,7 @@ import { BarProgress, LogProgress, type RunCounters } from '../../src/jobs/progr
 import { TerminalOutput } from '../../src/logging/terminal-output.js';
 
 function counters(): RunCounters {
-  return { phase: 'reading', rowsRead: 0, waitedMs: 0, bytesRead: 0, bytesTotal: undefined, toSend: 0, sent: 0, requests: () => 0, retries: () => 0 };
+  return { phase: 'reading', rowsRead: 0, waitedMs: 0, bytesRead: 0, bytesTotal: undefined, listed: 0, toSend: 0, sent: 0, requests: () => 0, retries: () => 0 };
 }
 
 beforeEach(() => {
@@ -100,6 +100,34 @@ describe('BarProgress', () => {
     c.sent = 1000;
     run.stop();
     expect(text()).toMatch(/finishing .*\| ETA 0s<EOL>\r?\n?$/);
+  });
+
+  it('shows the products listed while a catalog run lists the service (no share done: ETA -), and then what it sends', () => {
+    const { stream, text } = terminalStream(200);
+    const display = new BarProgress(new TerminalOutput((t) => stream.write(t)), stream);
+    const c: RunCounters = { ...counters(), phase: 'listing', rowsRead: 500, listed: 12_300, requests: () => 140 };
+    const run = display.start('shop', c);
+    vi.advanceTimersByTime(1000);
+    expect(lastLine(text())).toMatch(/^shop listing {3}\|░{40}\| 0% \| 500 rows, 500 rows\/s \| 12,300 listed \| 140 requests, 0 retries \| ETA -$/);
+    c.phase = 'uploading';
+    c.toSend = 400;
+    c.sent = 100;
+    vi.advanceTimersByTime(1000);
+    run.stop();
+    expect(lastLine(text())).toMatch(/\| 100\/400 sent \| 140 requests, 0 retries \| ETA \S+$/);
+    // Off a terminal: `listed` on the lines of the listing phase only.
+    const lines: Record<string, unknown>[] = [];
+    const logger = { info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
+    const listing: RunCounters = { ...counters(), phase: 'listing', listed: 700 };
+    const log = new LogProgress(logger, 1000).start('shop', listing, 'run-1');
+    vi.advanceTimersByTime(1000);
+    listing.phase = 'planning';
+    vi.advanceTimersByTime(1000);
+    log.stop();
+    expect(lines.map((l) => [l.phase, l.listed])).toEqual([
+      ['listing', 700],
+      ['planning', undefined],
+    ]);
   });
 
   it('narrows the bar to fit the counts on the terminal, down to none, the last state too', () => {
