@@ -16,7 +16,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CliResult } from '../helpers/cli.js';
-import { collect, createWorkspace, summaries, type Workspace } from '../helpers/e2e.js';
+import { collect, createWorkspace, jsonLines, summaries, type Workspace } from '../helpers/e2e.js';
 import { closedPort, startHook, type Hook } from '../helpers/webhook.js';
 
 let ws: Workspace;
@@ -52,13 +52,6 @@ function secrets(): string[] {
   return [c.consumerSecret, c.accessToken, c.accessTokenSecret];
 }
 
-/** The parsed JSON log lines of stderr. */
-function logLines(stderr: string): Record<string, unknown>[] {
-  return stderr
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-}
 
 describe('alerts', () => {
   it('sends a failed run of a job without alerts of its own to the global webhook of the settings file', { timeout: 20_000 }, async () => {
@@ -154,7 +147,7 @@ describe('alerts', () => {
       [ok, 'rejecting'],
       [failed, 'missing'],
     ] as const) {
-      const warnings = logLines(r.stderr).filter((l) => l.msg === 'alert could not be delivered');
+      const warnings = jsonLines(r.stderr).filter((l) => l.msg === 'alert could not be delivered');
       expect(warnings, r.stderr).toHaveLength(1);
       expect(warnings[0]).toMatchObject({ level: 40, job, webhook: `http://127.0.0.1:${port}` });
       // The error names the webhook by a placeholder, not by its path.
@@ -175,7 +168,7 @@ describe('alerts', () => {
     expect(r.code, r.stderr).toBe(1);
     // It took each POST: a retry after giving up on the answer would be a second page.
     expect(hook.calls).toHaveLength(1);
-    expect(logLines(r.stderr).filter((l) => String(l.msg).startsWith('alert ')).map((l) => l.msg)).toEqual(['alert sent']);
+    expect(jsonLines(r.stderr).filter((l) => String(l.msg).startsWith('alert ')).map((l) => l.msg)).toEqual(['alert sent']);
   });
 
   it('a webhook that redirects (http:// for an https hook) is not followed nor retried; the log says where it points and what to set', { timeout: 20_000 }, async () => {
@@ -188,7 +181,7 @@ describe('alerts', () => {
     expect(r.code, r.stderr).toBe(1);
     expect(summaries(r)[0]).toMatchObject({ job: 'missing', status: 'failed', exit_code: 1 });
     expect(hook.calls).toHaveLength(1);
-    const warnings = logLines(r.stderr).filter((l) => l.msg === 'alert could not be delivered');
+    const warnings = jsonLines(r.stderr).filter((l) => l.msg === 'alert could not be delivered');
     expect(warnings.map((w) => w.error)).toEqual([
       'POST <webhook path> answered HTTP 301, a redirect to https://hooks.example.com: adsync does not follow redirects; set alerts.webhook_url to the address it points to',
     ]);
@@ -199,7 +192,7 @@ describe('alerts', () => {
     ws.write('root.yaml', audienceJob({ audienceId: 'no-such-audience', extra: `alerts: { webhook_url: "${hook.url('/')}" }\n` }));
     const root = await ws.cli(['run', 'root.yaml']);
     expect(root.code, root.stderr).toBe(1);
-    expect(logLines(root.stderr).filter((l) => l.msg === 'alert could not be delivered').map((w) => w.error)).toEqual([
+    expect(jsonLines(root.stderr).filter((l) => l.msg === 'alert could not be delivered').map((w) => w.error)).toEqual([
       'POST <webhook path> answered HTTP 301, a redirect to https://hooks.example.com: adsync does not follow redirects; set alerts.webhook_url to the address it points to',
     ]);
   });
@@ -302,7 +295,7 @@ describe('progress off a terminal', () => {
     // stdout is exactly the one JSON summary line.
     expect(r.stdout).toBe(`${JSON.stringify(summary)}\n`);
 
-    const logs = logLines(r.stderr);
+    const logs = jsonLines(r.stderr);
     const progress = logs.filter((l) => l.msg === 'progress');
     expect(progress.length, r.stderr).toBeGreaterThanOrEqual(2);
     for (const p of progress) {

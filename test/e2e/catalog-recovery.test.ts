@@ -6,7 +6,7 @@
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { collect, createWorkspace, type Workspace } from '../helpers/e2e.js';
+import { collect, createWorkspace, jsonLines, type Workspace } from '../helpers/e2e.js';
 import {
   catalogIds,
   catalogJob,
@@ -367,10 +367,7 @@ describe('adsync run (catalog): lost state', () => {
     ws.fault({ route: 'GET /12/product_catalogs/*/products', kind: 'delay', ms: 1600, times: 3 });
     const result = await ws.cli(['run', 'shop.yaml', '--json'], { ADSYNC_LOG_LEVEL: 'info' });
     expect(result.code, result.stderr).toBe(0);
-    const logs = result.stderr
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const logs = jsonLines(result.stderr);
     const messages = logs.map((l) => String(l.msg));
     const started = messages.indexOf(
       'listing the products the service holds (a GET per 100 products and one per item group): the saved state of catalog emu-catalog is empty: it is rebuilt from them',

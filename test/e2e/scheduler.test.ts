@@ -17,7 +17,7 @@ import { openTestDatabase } from '../helpers/sqlite.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import { BIN, type CliResult } from '../helpers/cli.js';
-import { collect, createWorkspace, type Workspace } from '../helpers/e2e.js';
+import { collect, createWorkspace, jsonLines, type Workspace } from '../helpers/e2e.js';
 import { startHook, type Hook } from '../helpers/webhook.js';
 
 let ws: Workspace;
@@ -476,7 +476,7 @@ describe('adsync schedule', () => {
     child.kill('SIGTERM');
     const r = await done;
     expect(r.code, r.stderr).toBe(0);
-    const lines = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = jsonLines(r.stderr);
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'job has no schedule: not scheduled (run it with `adsync run`)', job: 'manual', file: join(ws.dir, 'jobs', 'manual.yaml') }));
     expect(lines).toContainEqual(expect.objectContaining({ level: 40, msg: 'no job with a schedule: nothing to run', jobsDir: join(ws.dir, 'jobs') }));
     expect(lines).toContainEqual(expect.objectContaining({ jobsDir: join(ws.dir, 'jobs'), jobs: 0 }));
@@ -511,7 +511,7 @@ describe('adsync schedule', () => {
     child.kill('SIGTERM');
     const r = await done;
     expect(r.code, r.stderr).toBe(0);
-    const lines = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = jsonLines(r.stderr);
     const startedAt = new Map<unknown, number>();
     const finishedAt = new Map<unknown, number>();
     lines.forEach((l, i) => {
@@ -538,7 +538,7 @@ describe('adsync schedule', () => {
     symlinkSync(join(ws.dir, 'library'), join(ws.dir, 'jobs', 'folder.yml')); // a link to a folder is no job file
     const r = await runSchedulerFor(3000);
     expect(r.code, r.stderr).toBe(0);
-    const lines = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = jsonLines(r.stderr);
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'job scheduled', job: 'linked' }));
     expect(lines).toContainEqual(
       expect.objectContaining({

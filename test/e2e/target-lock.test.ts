@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { openTestDatabase } from '../helpers/sqlite.js';
 import { describe, expect, it } from 'vitest';
-import { collect, summaries, workspacePerTest, type Workspace } from '../helpers/e2e.js';
+import { collect, jsonLines, summaries, workspacePerTest, type Workspace } from '../helpers/e2e.js';
 import { startHook, type Hook } from '../helpers/webhook.js';
 import { catalogIds, catalogJob, feedItem, ids, productRequests, requestCounts, rssFeed, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
 import { committedAudience, crmExport, deadPid, dumpState, emulatorAudience, errorLines, putLock, range, waitFor } from '../reliability/support.js';
@@ -289,7 +289,7 @@ describe('jobs on one target take turns', () => {
     const r = await done;
     expect(r.code, r.stderr).toBe(0);
 
-    const lines = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = jsonLines(r.stderr);
     const progress = lines.filter((l) => l.msg === 'progress');
     const waited = lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('waited '));
     expect(waited).toBeDefined();

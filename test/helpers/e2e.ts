@@ -92,12 +92,17 @@ export function workspacePerTest(): (options?: EmulatorOptions) => Promise<Works
 
 export { collect };
 
-/** Parses the JSON summary lines a `--json` run printed. */
-export function summaries(result: CliResult): Record<string, unknown>[] {
-  return result.stdout
+/** The JSON lines of an output (logs on stderr, summaries on stdout), parsed; other lines are left out. */
+export function jsonLines(text: string): Record<string, unknown>[] {
+  return text
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** Parses the JSON summary lines a `--json` run printed. */
+export function summaries(result: CliResult): Record<string, unknown>[] {
+  return jsonLines(result.stdout);
 }
 
 /** The lines adsync prints as its own error lines (`adsync: ...`). */
