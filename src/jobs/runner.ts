@@ -22,6 +22,7 @@ import { RejectsFile } from './rejects-file.js';
 import { RunContext, type RunEnvironment, type RunOptions } from './run-context.js';
 import { RunStop } from './run-stop.js';
 import { emptySummary, type RunSummary } from './summary.js';
+import { BACKFILL_RESUMES, stoppedBySignal } from './stopped-by-signal.js';
 import { describeTarget, targetLockKey, targetLockOwner, waitForTargetLock } from './target-lock.js';
 
 /**
@@ -205,6 +206,9 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     requests: () => (ctx.hasClient ? ctx.client().stats.requests : 0),
     retries: () => (ctx.hasClient ? ctx.client().stats.retries : 0),
   };
+  // The phase the stop signal came in, for the summary's `error` (stopped-by-signal.ts).
+  let stoppedIn: RunCounters['phase'] | undefined = stop.aborted ? counters.phase : undefined;
+  stop.addEventListener('abort', () => (stoppedIn ??= counters.phase), { once: true });
   const ctx = new RunContext(job, runId, env, options, summary, counters, rejects, logger, stop);
   const abandonedNote = abandoned.length > 0 ? abandonedRuns(job, abandoned.length, runId) : undefined;
   if (abandonedNote !== undefined) ctx.note(abandonedNote);
@@ -269,7 +273,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
   if (fatal) {
     summary.status = 'failed';
     // A retryable error that ends a run outlived its retries: say so, and that nothing is lost.
-    const resume = options.command === 'backfill' ? 'run the same backfill command again: it resumes after the last acknowledged row' : 'what was not acknowledged is sent by the next run';
+    const resume = options.command === 'backfill' ? BACKFILL_RESUMES : 'what was not acknowledged is sent by the next run';
     const hint = fatal.hint ?? (fatal.retryable ? `${whyRetryingStopped(fatal) ?? 'gave up after retrying'}; ${resume}` : undefined);
     summary.error = reportedText(fatal.message, hint);
     summary.exit_code = fatal.exitCode;
@@ -286,7 +290,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
         ? `the lock of ${describeTarget(target)} was lost`
         : waitingFor !== undefined && target !== undefined
           ? `stopped by a signal while waiting for ${describeTarget(target)} (${waitingFor.at(-1) ?? 'another run'} was writing to it); nothing was read or sent`
-          : 'stopped by a signal after committing the work in flight';
+          : stoppedBySignal({ kind: summary.kind, command: options.command, phase: stoppedIn ?? counters.phase, read: summary.read, counters });
     summary.exit_code = ExitCode.failed;
   } else {
     summary.status = 'success';

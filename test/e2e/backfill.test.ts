@@ -116,6 +116,32 @@ describe('adsync backfill', () => {
     expect(summaries(run)[0]).toMatchObject({ status: 'success', added: 0, removed: 0, requests: 0 });
   });
 
+  it('SIGTERM: commits the batch in flight, ends interrupted saying to run the same command, which resumes and ends exactly', { timeout: 120_000 }, async () => {
+    ws.write('daily.yaml', JOB);
+    writeHistory();
+    ws.fault({ route: 'POST /12/**/users', kind: 'delay', ms: 700, times: 1000 });
+    const child = ws.spawn(['backfill', 'daily.yaml', '--source', 'history.csv', '--json']);
+    const done = collect(child);
+    await waitFor(() => requests() >= 1);
+    child.kill('SIGTERM');
+    const stopped = await done;
+    expect(stopped.code, stopped.stderr).toBe(1);
+    expect(summaries(stopped)[0]).toMatchObject({
+      status: 'interrupted',
+      error: 'stopped by a signal after committing the work in flight; run the same backfill command again: it resumes after the last acknowledged row',
+    });
+    // The batch in flight was acknowledged and checkpointed, and no other was sent.
+    expect(requests()).toBe(1);
+    const checkpoint = checkpointRows() ?? 0;
+    expect(checkpoint).toBeGreaterThan(0);
+
+    ws.emulator.clearFaults();
+    const resumed = await ws.cli(['backfill', 'daily.yaml', '--source', 'history.csv', '--json']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(summaries(resumed)[0]).toMatchObject({ status: 'success', resumed_from_row: checkpoint, read: ROWS - checkpoint });
+    expect(ws.emulator.state().custom_audiences['emu-audience']?.members).toMatchObject(expectedMembers());
+  });
+
   it('a kill never loses the rejects of the rows below the checkpoint: the resumed run does not read them again', { timeout: 120_000 }, async () => {
     ws.write('daily.yaml', JOB);
     writeHistory();

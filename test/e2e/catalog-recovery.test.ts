@@ -138,7 +138,12 @@ describe('adsync run (catalog): stopped by a signal', () => {
     child.kill('SIGTERM');
     const result = await done;
     expect(result.code).toBe(1);
-    expect(summaryOf(result)).toMatchObject({ status: 'interrupted', created: 25, deleted: 0 });
+    expect(summaryOf(result)).toMatchObject({
+      status: 'interrupted',
+      created: 25,
+      deleted: 0,
+      error: 'stopped by a signal after committing the work in flight: 25 of the 50 products to send acknowledged; the next run sends the rest',
+    });
     expect(proxy.putIds()).toEqual([fifty.slice(0, 25)]);
     expect(catalogIds(ws)).toEqual(fifty.slice(0, 25));
 

@@ -61,7 +61,12 @@ describe('a stop request during a wait to retry', () => {
     const { result, endedAfterMs } = await stopWhileWaiting(ws.spawn(['run', 'crm.yaml', '--json']));
     expect(endedAfterMs).toBeLessThan(5_000);
     expect(result.code, result.stderr).toBe(1);
-    expect(summaryOf(result)).toMatchObject({ status: 'interrupted', added: 0, requests: 1, error: 'stopped by a signal after committing the work in flight' });
+    expect(summaryOf(result)).toMatchObject({
+      status: 'interrupted',
+      added: 0,
+      requests: 1,
+      error: 'stopped by a signal after committing the work in flight: 0 of the 20 identifiers to send acknowledged; the next run sends the rest',
+    });
     expect(result.stderr).not.toMatch(/could not be delivered|internal error|\n\s+at /);
     expect(emailMembers(ws)).toBe(0);
 
@@ -84,6 +89,7 @@ describe('a stop request during a wait to retry', () => {
     expect(endedAfterMs).toBeLessThan(5_000);
     expect(result.code, result.stderr).toBe(1);
     expect(counts(summaryOf(result))).toMatchObject({ status: 'interrupted', created: 0, unchanged: 20, deleted: 0 });
+    expect(summaryOf(result).error).toBe('stopped by a signal after committing the work in flight: 0 of the 50 products to send acknowledged; the next run sends the rest');
     expect(result.stderr).not.toMatch(/could not be delivered|internal error|\n\s+at /);
     expect(catalogIds(ws)).toEqual(known);
 
@@ -119,7 +125,13 @@ describe('a stop request during a wait to retry', () => {
     expect(Date.now() - signalled).toBeLessThan(5_000);
     expect(result.code, result.stderr).toBe(1);
     expect(productRequests(ws, 'GET') - listedBefore).toBe(2);
-    expect(summaryOf(result)).toMatchObject({ status: 'interrupted', created: 0, deleted: 0, error: 'stopped by a signal after committing the work in flight' });
+    // The page on the wire when the signal came was answered: two pages listed, and no more.
+    expect(summaryOf(result)).toMatchObject({
+      status: 'interrupted',
+      created: 0,
+      deleted: 0,
+      error: 'stopped by a signal while listing the products the service holds (200 listed); nothing was sent, and the next run lists them again',
+    });
     expect(result.stderr).not.toMatch(/internal error|\n\s+at /);
 
     ws.emulator.clearFaults();
