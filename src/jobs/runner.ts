@@ -206,9 +206,14 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     requests: () => (ctx.hasClient ? ctx.client().stats.requests : 0),
     retries: () => (ctx.hasClient ? ctx.client().stats.retries : 0),
   };
-  // The phase the stop signal came in, for the summary's `error` (stopped-by-signal.ts).
+  // The phase the stop signal came in, for the summary's `error` (stopped-by-signal.ts). The
+  // listener is removed when the run ends: a signal of AbortSignal.any with a listener stays
+  // referenced until it aborts, and with it this run's counters (the scheduler's runs add up).
   let stoppedIn: RunCounters['phase'] | undefined = stop.aborted ? counters.phase : undefined;
-  stop.addEventListener('abort', () => (stoppedIn ??= counters.phase), { once: true });
+  const noteStopPhase = (): void => {
+    stoppedIn ??= counters.phase;
+  };
+  stop.addEventListener('abort', noteStopPhase, { once: true });
   const ctx = new RunContext(job, runId, env, options, summary, counters, rejects, logger, stop);
   const abandonedNote = abandoned.length > 0 ? abandonedRuns(job, abandoned.length, runId) : undefined;
   if (abandonedNote !== undefined) ctx.note(abandonedNote);
@@ -256,6 +261,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
       fatal ??= toAdsyncError(error);
     }
     if (heartbeat) clearInterval(heartbeat);
+    stop.removeEventListener('abort', noteStopPhase);
     runStop.end();
   }
 
