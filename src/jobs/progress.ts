@@ -75,17 +75,66 @@ function fraction(c: RunCounters): number | undefined {
   return undefined;
 }
 
+/** Seconds left in a phase, from its share done so far (`elapsedMs` in the phase); undefined while unknown. */
+export function etaSeconds(fractionDone: number | undefined, elapsedMs: number): number | undefined {
+  if (fractionDone !== undefined && fractionDone >= 1) return 0;
+  if (fractionDone === undefined || fractionDone <= 0 || elapsedMs <= 0) return undefined;
+  return Math.max(0, Math.round((elapsedMs * (1 - Math.min(1, fractionDone))) / fractionDone / 1000));
+}
+
 /** Time left in a phase, from its share done so far: '12s', '3m05s', '1h02m'; '-' while unknown. */
 export function etaText(fractionDone: number | undefined, elapsedMs: number): string {
-  if (fractionDone !== undefined && fractionDone >= 1) return '0s';
-  if (fractionDone === undefined || fractionDone <= 0 || elapsedMs <= 0) return '-';
-  const seconds = Math.max(0, Math.round((elapsedMs * (1 - Math.min(1, fractionDone))) / fractionDone / 1000));
+  const seconds = etaSeconds(fractionDone, elapsedMs);
+  if (seconds === undefined) return '-';
   if (seconds < 60) return `${seconds}s`;
   if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
   return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-/** A log line every `intervalMs`, per run. */
+/** How often a display looks at the run's phase: an ETA counts from the start of its phase. */
+const PHASE_SAMPLE_MS = 250;
+
+/**
+ * When the run's current phase started, and when its reading ended, as seen by sampling the
+ * phase (every PHASE_SAMPLE_MS): the run only sets `phase`. The ETA is the phase's own (an
+ * upload's share done says nothing of the time spent reading), and rows per second are those of
+ * the reading: a 17-minute upload does not make them fall to nothing.
+ */
+class PhaseClock {
+  private phase: RunCounters['phase'];
+  /** When a phase after the reading was first seen: a run reads before `planning`, a backfill in `uploading` too. */
+  private readingEnded: number | undefined;
+
+  constructor(
+    private readonly c: RunCounters,
+    private since: number,
+  ) {
+    this.phase = c.phase;
+  }
+
+  /** Milliseconds in the current phase at `now`. */
+  elapsed(now: number): number {
+    if (this.c.phase !== this.phase) {
+      this.phase = this.c.phase;
+      this.since = now;
+      // A run's upload follows its reading (a planning shorter than a sample may not be seen);
+      // a backfill's reads as it goes, with nothing counted to send.
+      if (this.phase !== 'waiting' && this.phase !== 'reading' && !(this.phase === 'uploading' && this.c.toSend === 0)) this.readingEnded ??= now;
+    }
+    return now - this.since;
+  }
+
+  /** The time rows per second are counted to at `now`: the end of the reading, once it ended. */
+  readUntil(now: number): number {
+    this.elapsed(now);
+    return Math.min(now, this.readingEnded ?? now);
+  }
+}
+
+/**
+ * A log line every `intervalMs`, per run: the counts, the share of the phase done (`percent`)
+ * and, when it is known, the phase's time left (`etaSeconds`, as the bar's ETA).
+ */
 export class LogProgress implements ProgressDisplay {
   constructor(
     private readonly logger: Logger,
@@ -94,27 +143,39 @@ export class LogProgress implements ProgressDisplay {
 
   start(job: string, c: RunCounters, runId?: string): RunProgress {
     const started = performance.now();
+    const clock = new PhaseClock(c, started);
+    const sampler = setInterval(() => clock.elapsed(performance.now()), PHASE_SAMPLE_MS);
+    sampler.unref();
     const timer = setInterval(() => {
+      const now = performance.now();
       const f = fraction(c);
+      const eta = etaSeconds(f, clock.elapsed(now));
+      const readUntil = clock.readUntil(now);
       this.logger.info(
         {
           job,
           ...(runId === undefined ? {} : { run: runId }),
           phase: c.phase,
           rowsRead: c.rowsRead,
-          rowsPerSecond: rowsPerSecond(c, performance.now(), started),
+          rowsPerSecond: rowsPerSecond(c, readUntil, started),
           ...(c.phase === 'listing' ? { listed: c.listed } : {}),
           sent: c.sent,
           toSend: c.toSend,
           requests: c.requests(),
           retries: c.retries(),
           ...(f === undefined ? {} : { percent: Math.round(f * 100) }),
+          ...(eta === undefined ? {} : { etaSeconds: eta }),
         },
         'progress',
       );
     }, this.intervalMs);
     timer.unref();
-    return { stop: () => clearInterval(timer) };
+    return {
+      stop: () => {
+        clearInterval(timer);
+        clearInterval(sampler);
+      },
+    };
   }
 }
 
@@ -183,22 +244,17 @@ export class BarProgress implements ProgressDisplay {
       },
       cliProgress.Presets.shades_classic,
     );
-    let phase = c.phase;
-    let phaseStarted = started;
+    const clock = new PhaseClock(c, started);
     const fieldsNow = (): BarFields => {
       const now = performance.now();
-      if (c.phase !== phase) {
-        phase = c.phase;
-        phaseStarted = now;
-      }
       const counts = [
-        `${c.rowsRead.toLocaleString('en-US')} rows, ${rowsPerSecond(c, now, started).toLocaleString('en-US')} rows/s`,
+        `${c.rowsRead.toLocaleString('en-US')} rows, ${rowsPerSecond(c, clock.readUntil(now), started).toLocaleString('en-US')} rows/s`,
         // A backfill sends as it reads: no count to send is known.
         c.phase === 'listing'
           ? `${c.listed.toLocaleString('en-US')} listed`
           : c.toSend > 0 ? `${c.sent.toLocaleString('en-US')}/${c.toSend.toLocaleString('en-US')} sent` : `${c.sent.toLocaleString('en-US')} sent`,
         `${c.requests()} requests, ${c.retries()} retries`,
-        `ETA ${etaText(fraction(c), now - phaseStarted)}`,
+        `ETA ${etaText(fraction(c), clock.elapsed(now))}`,
       ];
       return { phase: c.phase.padEnd(9), counts: counts.join(' | ') };
     };

@@ -57,6 +57,63 @@ describe('rows per second', () => {
   });
 });
 
+describe('the ETA and rows per second on progress log lines', () => {
+  it("is the phase's own time left, counted from when the phase started: none while the share done is unknown; rows per second are the reading's", () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = { info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
+    const run: RunCounters = { ...counters(), bytesTotal: 1_000 };
+    const r = new LogProgress(logger, 10_000).start('shop', run, 'run-1');
+    run.bytesRead = 500;
+    run.rowsRead = 1_000;
+    vi.advanceTimersByTime(10_000);
+    // Half read in 10 s: 10 s left.
+    run.phase = 'planning';
+    vi.advanceTimersByTime(1_000);
+    run.phase = 'uploading';
+    run.toSend = 400;
+    vi.advanceTimersByTime(1_000);
+    run.sent = 100;
+    vi.advanceTimersByTime(8_000);
+    // Uploading since 11,000 ms (seen at 11,250): a quarter sent in 8.75 s, 26.25 s left.
+    run.phase = 'listing';
+    vi.advanceTimersByTime(10_000);
+    r.stop();
+    // Rows per second are the reading's (its end seen at 10,250 ms), not the run's so far.
+    expect(lines.map((l) => [l.phase, l.percent, l.etaSeconds, l.rowsPerSecond])).toEqual([
+      ['reading', 50, 10, 100],
+      ['uploading', 25, 26, 98],
+      ['listing', undefined, undefined, 98],
+    ]);
+    expect(lines.every((l) => 'etaSeconds' in l === (l.phase !== 'listing'))).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('rows per second after the reading', () => {
+  it("stop counting time when a run's upload starts, a planning too short to be seen or not; a backfill's go on, it reads as it uploads", () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = { info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
+    const run: RunCounters = { ...counters(), rowsRead: 1_000 };
+    const backfill: RunCounters = { ...counters(), rowsRead: 1_000 };
+    const display = new LogProgress(logger, 10_000);
+    const a = display.start('run', run, 'run-1');
+    const b = display.start('backfill', backfill, 'run-2');
+    vi.advanceTimersByTime(4_900);
+    run.phase = 'planning';
+    run.phase = 'uploading';
+    run.toSend = 500;
+    backfill.phase = 'uploading';
+    vi.advanceTimersByTime(5_100);
+    backfill.rowsRead = 2_000;
+    vi.advanceTimersByTime(10_000);
+    a.stop();
+    b.stop();
+    // The run's reading was seen ending at 5,000 ms: 1,000 rows in 5 s, then and ten seconds on.
+    expect(lines.filter((l) => l.run === 'run-1').map((l) => l.rowsPerSecond)).toEqual([200, 200]);
+    expect(lines.filter((l) => l.run === 'run-2').map((l) => l.rowsPerSecond)).toEqual([100, 100]);
+  });
+});
+
 /** A terminal stream of `columns` columns; `text()` is everything written to it. */
 function terminalStream(columns: number): { stream: Writable & { isTTY: boolean; columns: number }; text: () => string } {
   let written = '';
