@@ -298,6 +298,14 @@ export class AdsApiClient {
     } while (cursor);
   }
 
+  /**
+   * At least how long `requests` more calls of the family take at the rate limits known (the
+   * service's headers, the `rate_limits` setting), in ms; undefined when none limits it. For an ETA.
+   */
+  timeFor(family: EndpointFamily, requests: number): number | undefined {
+    return this.limiter.timeFor(family, requests);
+  }
+
   private bodyOf(call: ApiCall): CallBody {
     if (call.json !== undefined) {
       const buffer = Buffer.isBuffer(call.json) ? call.json : Buffer.from(JSON.stringify(call.json));

@@ -47,6 +47,14 @@ interface FamilyState {
   nextSlotAt: number;
   /** The end of the last long wait reported (one report per wait, however many callers wait). */
   reportedUntil: number;
+  /** The reset of the service's latest window seen, and when an answer first gave it. */
+  windowResetAt: number;
+  windowSeenAt: number;
+  /**
+   * The service's window, as long as the longest seen from its first answer to its reset (the
+   * headers give a reset, not a length): short of the truth only while no window was seen whole.
+   */
+  windowMs: number | undefined;
 }
 
 /** A wait of at least LONG_WAIT_MS: why (the client-side budget or the service's headers) and until when. */
@@ -109,7 +117,7 @@ export class RateLimiter {
   private state(family: EndpointFamily): FamilyState {
     let s = this.states.get(family);
     if (!s) {
-      s = { sent: [], observed: undefined, startedSinceObserved: 0, inFlight: 0, nextSlotAt: 0, reportedUntil: 0 };
+      s = { sent: [], observed: undefined, startedSinceObserved: 0, inFlight: 0, nextSlotAt: 0, reportedUntil: 0, windowResetAt: 0, windowSeenAt: 0, windowMs: undefined };
       this.states.set(family, s);
     }
     return s;
@@ -204,7 +212,50 @@ export class RateLimiter {
     if (!observed) return;
     s.observed = observed;
     s.startedSinceObserved = s.inFlight;
+    // A later reset (by more than the header's rounding to seconds): a new window.
+    if (observed.resetAt > s.windowResetAt + 1000) {
+      s.windowResetAt = observed.resetAt;
+      s.windowSeenAt = this.now();
+    }
+    s.windowMs = Math.max(s.windowMs ?? 0, s.windowResetAt - s.windowSeenAt);
   }
+
+  /**
+   * At least how long `requests` more requests of the family take, for an ETA: those the window
+   * allows go now, then one window's limit per window, by the service's headers (the window's
+   * length as seen: see `windowMs`) and by the static budget (`rate_limits`), whichever is
+   * slower. Undefined when neither limits the family.
+   */
+  timeFor(family: EndpointFamily, requests: number): number | undefined {
+    const s = this.state(family);
+    const atLeast: number[] = [];
+    const limit = this.limits[family];
+    if (limit) {
+      const at = this.windowClock();
+      const inWindow = s.sent.filter((t) => t > at - limit.windowMs);
+      atLeast.push(windowsFor(requests, limit.requests - inWindow.length, (inWindow[0] ?? at) + limit.windowMs - at, limit.requests, limit.windowMs));
+    }
+    const obs = s.observed;
+    if (obs?.limit !== undefined && obs.limit > 0 && s.windowMs !== undefined && s.windowMs > 0) {
+      const now = this.now();
+      // A window that has passed: a new one opens with the next request.
+      atLeast.push(
+        now >= obs.resetAt
+          ? windowsFor(requests, obs.limit, s.windowMs, obs.limit, s.windowMs)
+          : windowsFor(requests, obs.remaining - s.startedSinceObserved, obs.resetAt - now, obs.limit, s.windowMs),
+      );
+    }
+    return atLeast.length === 0 ? undefined : Math.max(...atLeast);
+  }
+}
+
+/**
+ * How long `requests` take when `left` may go now, the window resets in `resetInMs`, and each
+ * window after allows `limit` in `windowMs`.
+ */
+function windowsFor(requests: number, left: number, resetInMs: number, limit: number, windowMs: number): number {
+  if (requests <= Math.max(0, left)) return 0;
+  return Math.max(0, resetInMs) + (Math.ceil((requests - Math.max(0, left)) / limit) - 1) * windowMs;
 }
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>;

@@ -34,6 +34,12 @@ export interface RunCounters {
   sent: number;
   requests: () => number;
   retries: () => number;
+  /**
+   * In the upload, at least how long (ms) its requests left take at the rate limits (the
+   * service's, as its headers tell them): an upload they pace goes in bursts, whose pace so far
+   * says little of the time left. Undefined while unknown.
+   */
+  limitedTimeLeft: () => number | undefined;
 }
 
 /** One run's progress, shown until stop(). */
@@ -82,9 +88,23 @@ export function etaSeconds(fractionDone: number | undefined, elapsedMs: number):
   return Math.max(0, Math.round((elapsedMs * (1 - Math.min(1, fractionDone))) / fractionDone / 1000));
 }
 
+/**
+ * Seconds left in the run's phase: at its pace so far, and in the upload no less than its
+ * requests left take at the rate limits (after a window's burst, the pace runs far ahead).
+ */
+export function phaseEtaSeconds(c: RunCounters, elapsedMs: number): number | undefined {
+  const byPace = etaSeconds(fraction(c), elapsedMs);
+  if (c.phase !== 'uploading' || byPace === 0) return byPace;
+  const limited = c.limitedTimeLeft();
+  return limited === undefined ? byPace : Math.max(byPace ?? 0, Math.round(limited / 1000));
+}
+
 /** Time left in a phase, from its share done so far: '12s', '3m05s', '1h02m'; '-' while unknown. */
 export function etaText(fractionDone: number | undefined, elapsedMs: number): string {
-  const seconds = etaSeconds(fractionDone, elapsedMs);
+  return formatEta(etaSeconds(fractionDone, elapsedMs));
+}
+
+function formatEta(seconds: number | undefined): string {
   if (seconds === undefined) return '-';
   if (seconds < 60) return `${seconds}s`;
   if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
@@ -149,7 +169,7 @@ export class LogProgress implements ProgressDisplay {
     const timer = setInterval(() => {
       const now = performance.now();
       const f = fraction(c);
-      const eta = etaSeconds(f, clock.elapsed(now));
+      const eta = phaseEtaSeconds(c, clock.elapsed(now));
       const readUntil = clock.readUntil(now);
       this.logger.info(
         {
@@ -254,7 +274,7 @@ export class BarProgress implements ProgressDisplay {
           ? `${c.listed.toLocaleString('en-US')} listed`
           : c.toSend > 0 ? `${c.sent.toLocaleString('en-US')}/${c.toSend.toLocaleString('en-US')} sent` : `${c.sent.toLocaleString('en-US')} sent`,
         `${c.requests()} requests, ${c.retries()} retries`,
-        `ETA ${etaText(fraction(c), clock.elapsed(now))}`,
+        `ETA ${formatEta(phaseEtaSeconds(c, clock.elapsed(now)))}`,
       ];
       return { phase: c.phase.padEnd(9), counts: counts.join(' | ') };
     };

@@ -13,6 +13,8 @@ import { ExitCode, LockedError, reportedMessage, reportedText, toAdsyncError, ty
 import { STOP_LISTENERS_PER_CALL } from '../api/client.js';
 import { CallStoppedError } from '../api/errors.js';
 import { whyRetryingStopped } from '../api/retry.js';
+import type { AdsApiClient } from '../api/client.js';
+import type { EndpointFamily } from '../api/rate-limiter.js';
 import type { RunKind } from '../state/store.js';
 import { sendAlert, shouldAlert } from './alerts.js';
 import { acquireLock, lockHeldSince } from './job-lock.js';
@@ -73,6 +75,23 @@ async function alertOn(job: Job, finished: RunSummary, logger: Logger, lostLock?
       ? alert.reason
       : `run ${finished.status}: ${finished.error ?? `${lostLock} was lost`} (another process took it over after lock.ttl_seconds without a heartbeat); ${finished.status === 'success' ? 'its work was done' : 'what was not sent is sent by the next run'}`;
   if ((alert.send || lostLock !== undefined) && job.alerts.webhookUrl) await sendAlert(job.alerts.webhookUrl, { event: 'adsync.run', reason, summary: finished }, logger);
+}
+
+/** The endpoint family of a job's upload: its rate limit paces the upload. */
+function uploadFamily(job: Job): EndpointFamily {
+  return job.kind === 'catalog' ? 'catalog_write' : job.kind === 'custom_audience' ? 'audience_users' : 'do_not_reach_users';
+}
+
+/**
+ * At least how long the upload's records left take at the rate limits: their requests, at the
+ * records per request of the upload so far (a catalog's 25 products, an audience's bodies full
+ * to the byte limit), through `AdsApiClient.timeFor`. Undefined before a request was acknowledged.
+ */
+function uploadTimeAtLimits(client: AdsApiClient, family: EndpointFamily, counters: RunCounters): number | undefined {
+  const requests = client.stats.byFamily[family] ?? 0;
+  const left = counters.toSend - counters.sent;
+  if (requests === 0 || counters.sent === 0 || left <= 0) return undefined;
+  return client.timeFor(family, Math.ceil(left / (counters.sent / requests)));
 }
 
 /**
@@ -205,6 +224,7 @@ export async function runJob(job: Job, env: RunEnvironment, options: RunOptions)
     sent: 0,
     requests: () => (ctx.hasClient ? ctx.client().stats.requests : 0),
     retries: () => (ctx.hasClient ? ctx.client().stats.retries : 0),
+    limitedTimeLeft: () => (ctx.hasClient && counters.phase === 'uploading' ? uploadTimeAtLimits(ctx.client(), uploadFamily(job), counters) : undefined),
   };
   // The phase the stop signal came in, for the summary's `error` (stopped-by-signal.ts). The
   // listener is removed when the run ends: a signal of AbortSignal.any with a listener stays

@@ -5,7 +5,7 @@
  * reset comes after the budget, instead of waiting (an hour, here) with the job's lock held.
  */
 import { describe, expect, it } from 'vitest';
-import { collect, errorLines, workspacePerTest, type Workspace } from '../helpers/e2e.js';
+import { collect, errorLines, jsonLines, workspacePerTest, type Workspace } from '../helpers/e2e.js';
 import type { CliResult } from '../helpers/cli.js';
 import { catalogIds, catalogJob, feedItem, ids, productRequests, rssFeed, summaryOf } from '../fixtures/catalog/catalog-e2e.js';
 
@@ -146,6 +146,34 @@ describe('rate-limit headers holding requests beyond the retry budget', () => {
     }
     const next = await ws.cli(['run', 'crm.yaml', '--json']);
     expect(summaryOf(next)).toMatchObject({ status: 'success', added: 20 });
+  });
+});
+
+describe('the ETA of an upload the rate limit paces', () => {
+  it("counts the windows its requests left need, not the pace of the first window's burst, and the run ends when it said", { timeout: 60_000 }, async () => {
+    // 4 PUTs a window of 6 s: the 10 PUTs of 250 products take three windows, ~12 s.
+    const ws = await newWorkspace({ rateLimits: { write: { limit: 4, windowMs: 6_000 } } });
+    ws.write('adsync.yaml', `${ws.read('adsync.yaml')}progress_interval_seconds: 1\n`);
+    ws.write('shop.yaml', `${catalogJob({ source: 'feed.xml' })}concurrency: 1\n`);
+    const all = ids(250);
+    ws.write('feed.xml', rssFeed(all.map((id) => feedItem(id))));
+    const run = await ws.cli(['run', 'shop.yaml', '--json'], { ADSYNC_LOG_LEVEL: 'info' });
+    expect(run.code, run.stderr).toBe(0);
+    expect(productRequests(ws, 'PUT')).toBe(10);
+    const lines = jsonLines(run.stderr);
+    const finished = Number(lines.find((l) => l.msg === 'run finished')?.time);
+    const uploading = lines.filter((l) => l.msg === 'progress' && l.phase === 'uploading' && Number(l.sent) > 0 && Number(l.sent) < 250);
+    expect(uploading.length, run.stderr).toBeGreaterThanOrEqual(5);
+    for (const line of uploading) {
+      // The time left it gave, against the time the run then took to end. The margins: seconds
+      // rounded, the window's length seen from its first answer, and the pace so far (waits
+      // included), which the ETA never goes below: in 6-s windows it runs up to ~3 s over.
+      const left = (finished - Number(line.time)) / 1000;
+      expect(Number(line.etaSeconds), JSON.stringify(line)).toBeGreaterThanOrEqual(left - 2.5);
+      expect(Number(line.etaSeconds), JSON.stringify(line)).toBeLessThanOrEqual(left + 3.5);
+    }
+    // The first window's burst alone (100 products in about a second) said a second or two.
+    expect(Number(uploading[0]?.etaSeconds)).toBeGreaterThanOrEqual(8);
   });
 });
 

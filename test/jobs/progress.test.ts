@@ -6,11 +6,11 @@
 import { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BarProgress, LogProgress, type RunCounters } from '../../src/jobs/progress.js';
+import { BarProgress, LogProgress, phaseEtaSeconds, type RunCounters } from '../../src/jobs/progress.js';
 import { TerminalOutput } from '../../src/logging/terminal-output.js';
 
 function counters(): RunCounters {
-  return { phase: 'reading', rowsRead: 0, waitedMs: 0, bytesRead: 0, bytesTotal: undefined, listed: 0, toSend: 0, sent: 0, requests: () => 0, retries: () => 0 };
+  return { phase: 'reading', rowsRead: 0, waitedMs: 0, bytesRead: 0, bytesTotal: undefined, listed: 0, toSend: 0, sent: 0, requests: () => 0, retries: () => 0, limitedTimeLeft: () => undefined };
 }
 
 beforeEach(() => {
@@ -86,6 +86,36 @@ describe('the ETA and rows per second on progress log lines', () => {
     ]);
     expect(lines.every((l) => 'etaSeconds' in l === (l.phase !== 'listing'))).toBe(true);
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('the ETA of an upload the rate limits pace', () => {
+  it('is no less than its requests left take at the limits; the pace alone where they say nothing, and 0 once all is sent', () => {
+    const upload = (limited: number | undefined, sent = 250): RunCounters => ({ ...counters(), phase: 'uploading', toSend: 1_000, sent, limitedTimeLeft: () => limited });
+    // A quarter sent in 10 s (a window's burst): 30 s left at that pace, 95 s at the limit.
+    expect(phaseEtaSeconds(upload(95_000), 10_000)).toBe(95);
+    expect(phaseEtaSeconds(upload(2_000), 10_000)).toBe(30);
+    expect(phaseEtaSeconds(upload(undefined), 10_000)).toBe(30);
+    // Nothing acknowledged yet: the limits' time alone.
+    expect(phaseEtaSeconds(upload(61_400, 0), 3_000)).toBe(61);
+    expect(phaseEtaSeconds(upload(5_000, 1_000), 10_000)).toBe(0);
+    // Other phases have no requests paced.
+    expect(phaseEtaSeconds({ ...counters(), bytesTotal: 100, bytesRead: 50, limitedTimeLeft: () => 95_000 }, 10_000)).toBe(10);
+  });
+
+  it('on the log line and the bar', () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = { info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
+    const run: RunCounters = { ...counters(), phase: 'uploading', toSend: 1_000, sent: 250, limitedTimeLeft: () => 754_000 };
+    const r = new LogProgress(logger, 10_000).start('shop', run, 'run-1');
+    vi.advanceTimersByTime(10_000);
+    r.stop();
+    expect(lines.map((l) => l.etaSeconds)).toEqual([754]);
+    const { stream, text } = terminalStream(200);
+    const bar = new BarProgress(new TerminalOutput((t) => stream.write(t)), stream).start('shop', run);
+    vi.advanceTimersByTime(10_000);
+    bar.stop();
+    expect(lastLine(text())).toContain('| ETA 12m34s');
   });
 });
 
