@@ -298,11 +298,8 @@ export class AdsApiClient {
     } while (cursor);
   }
 
-  /**
-   * At least how long `requests` more calls of the family take at the rate limits known (the
-   * service's headers, the `rate_limits` setting), in ms; undefined when none limits it. For an ETA.
-   */
-  timeFor(family: EndpointFamily, requests: number): number | undefined {
+  /** How long `requests` more calls of the family take at the rate limits known, for an ETA: RateLimiter.timeFor. */
+  timeFor(family: EndpointFamily, requests: number): { ms: number; paced: boolean } | undefined {
     return this.limiter.timeFor(family, requests);
   }
 

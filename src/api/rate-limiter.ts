@@ -47,6 +47,10 @@ interface FamilyState {
   nextSlotAt: number;
   /** The end of the last long wait reported (one report per wait, however many callers wait). */
   reportedUntil: number;
+  /** A request of the family has waited for a limit: the limits, not the sending, set its pace. */
+  waited: boolean;
+  /** The limit of the service's latest window seen: kept after its reset, until an answer gives the next. */
+  windowLimit: number | undefined;
   /** The reset of the service's latest window seen, and when an answer first gave it. */
   windowResetAt: number;
   windowSeenAt: number;
@@ -117,7 +121,7 @@ export class RateLimiter {
   private state(family: EndpointFamily): FamilyState {
     let s = this.states.get(family);
     if (!s) {
-      s = { sent: [], observed: undefined, startedSinceObserved: 0, inFlight: 0, nextSlotAt: 0, reportedUntil: 0, windowResetAt: 0, windowSeenAt: 0, windowMs: undefined };
+      s = { sent: [], observed: undefined, startedSinceObserved: 0, inFlight: 0, nextSlotAt: 0, reportedUntil: 0, waited: false, windowLimit: undefined, windowResetAt: 0, windowSeenAt: 0, windowMs: undefined };
       this.states.set(family, s);
     }
     return s;
@@ -176,6 +180,7 @@ export class RateLimiter {
       const { wait, cause, held } = this.delayAndCause(family, maxServiceWaitMs);
       if (wait <= 0) break;
       if (held && wait > maxServiceWaitMs) return this.now() + wait;
+      this.state(family).waited = true;
       this.reportLongWait(family, wait, cause);
       await this.sleepFn(wait, signal);
     }
@@ -218,15 +223,17 @@ export class RateLimiter {
       s.windowSeenAt = this.now();
     }
     s.windowMs = Math.max(s.windowMs ?? 0, s.windowResetAt - s.windowSeenAt);
+    if (observed.limit !== undefined) s.windowLimit = observed.limit;
   }
 
   /**
-   * At least how long `requests` more requests of the family take, for an ETA: those the window
-   * allows go now, then one window's limit per window, by the service's headers (the window's
-   * length as seen: see `windowMs`) and by the static budget (`rate_limits`), whichever is
-   * slower. Undefined when neither limits the family.
+   * How long `requests` more requests of the family take at its limits, for an ETA: those the
+   * window allows go now, then one window's limit per window, by the service's headers (the
+   * window's length as seen: see `windowMs`) and by the static budget (`rate_limits`), whichever
+   * is slower. `paced`: a request has waited for a limit, so the limits set the pace and this is
+   * the time (else it is a floor under the pace of the sending). Undefined when no limit is known.
    */
-  timeFor(family: EndpointFamily, requests: number): number | undefined {
+  timeFor(family: EndpointFamily, requests: number): { ms: number; paced: boolean } | undefined {
     const s = this.state(family);
     const atLeast: number[] = [];
     const limit = this.limits[family];
@@ -236,16 +243,16 @@ export class RateLimiter {
       atLeast.push(windowsFor(requests, limit.requests - inWindow.length, (inWindow[0] ?? at) + limit.windowMs - at, limit.requests, limit.windowMs));
     }
     const obs = s.observed;
-    if (obs?.limit !== undefined && obs.limit > 0 && s.windowMs !== undefined && s.windowMs > 0) {
-      const now = this.now();
-      // A window that has passed: a new one opens with the next request.
+    const now = this.now();
+    if (s.windowLimit !== undefined && s.windowLimit > 0 && s.windowMs !== undefined && s.windowMs > 0) {
       atLeast.push(
-        now >= obs.resetAt
-          ? windowsFor(requests, obs.limit, s.windowMs, obs.limit, s.windowMs)
-          : windowsFor(requests, obs.remaining - s.startedSinceObserved, obs.resetAt - now, obs.limit, s.windowMs),
+        obs !== undefined && now < obs.resetAt
+          ? windowsFor(requests, obs.remaining - s.startedSinceObserved, obs.resetAt - now, s.windowLimit, s.windowMs)
+          : // The window has passed (no answer since its reset): a new one opens with the next request.
+            windowsFor(requests, s.windowLimit, s.windowMs, s.windowLimit, s.windowMs),
       );
     }
-    return atLeast.length === 0 ? undefined : Math.max(...atLeast);
+    return atLeast.length === 0 ? undefined : { ms: Math.max(...atLeast), paced: s.waited };
   }
 }
 

@@ -35,11 +35,11 @@ export interface RunCounters {
   requests: () => number;
   retries: () => number;
   /**
-   * In the upload, at least how long (ms) its requests left take at the rate limits (the
-   * service's, as its headers tell them): an upload they pace goes in bursts, whose pace so far
-   * says little of the time left. Undefined while unknown.
+   * In the upload, how long (ms) its requests left take at the rate limits (the service's, as
+   * its headers tell them); `paced` once they have held a request: an upload they pace goes in
+   * bursts, whose pace so far says little of the time left. Undefined while unknown.
    */
-  limitedTimeLeft: () => number | undefined;
+  limitedTimeLeft: () => { ms: number; paced: boolean } | undefined;
 }
 
 /** One run's progress, shown until stop(). */
@@ -89,14 +89,17 @@ export function etaSeconds(fractionDone: number | undefined, elapsedMs: number):
 }
 
 /**
- * Seconds left in the run's phase: at its pace so far, and in the upload no less than its
- * requests left take at the rate limits (after a window's burst, the pace runs far ahead).
+ * Seconds left in the run's phase: at its pace so far; in an upload the rate limits have held,
+ * the time its requests left take at the limits (the pace of bursts and waits runs ahead after
+ * a burst and behind before the last one); in one they have not, no less than that.
  */
 export function phaseEtaSeconds(c: RunCounters, elapsedMs: number): number | undefined {
   const byPace = etaSeconds(fraction(c), elapsedMs);
   if (c.phase !== 'uploading' || byPace === 0) return byPace;
   const limited = c.limitedTimeLeft();
-  return limited === undefined ? byPace : Math.max(byPace ?? 0, Math.round(limited / 1000));
+  if (limited === undefined) return byPace;
+  const atLimits = Math.round(limited.ms / 1000);
+  return limited.paced ? atLimits : Math.max(byPace ?? 0, atLimits);
 }
 
 /** Time left in a phase, from its share done so far: '12s', '3m05s', '1h02m'; '-' while unknown. */

@@ -83,11 +83,11 @@ function uploadFamily(job: Job): EndpointFamily {
 }
 
 /**
- * At least how long the upload's records left take at the rate limits: their requests, at the
- * records per request of the upload so far (a catalog's 25 products, an audience's bodies full
- * to the byte limit), through `AdsApiClient.timeFor`. Undefined before a request was acknowledged.
+ * How long the upload's records left take at the rate limits: their requests, at the records
+ * per request of the upload so far (a catalog's 25 products, an audience's bodies full to the
+ * byte limit), through `AdsApiClient.timeFor`. Undefined before a request was acknowledged.
  */
-function uploadTimeAtLimits(client: AdsApiClient, family: EndpointFamily, counters: RunCounters): number | undefined {
+function uploadTimeAtLimits(client: AdsApiClient, family: EndpointFamily, counters: RunCounters): { ms: number; paced: boolean } | undefined {
   const requests = client.stats.byFamily[family] ?? 0;
   const left = counters.toSend - counters.sent;
   if (requests === 0 || counters.sent === 0 || left <= 0) return undefined;

@@ -190,44 +190,59 @@ describe('readRateLimitHeaders', () => {
   });
 });
 
-describe('RateLimiter.timeFor: at least how long requests take at the limits, for an ETA', () => {
+describe('RateLimiter.timeFor: how long requests take at the limits, for an ETA', () => {
   it("by the service's headers: the window's requests left now, then a window's limit per window, its length as seen", async () => {
     const clock = fakeClock();
     const limiter = new RateLimiter({}, clock.now, clock.sleep);
+    const msFor = (requests: number): number | undefined => limiter.timeFor('catalog_write', requests)?.ms;
     expect(limiter.timeFor('catalog_write', 1_000)).toBeUndefined();
     // A window first seen 50 s before its reset (opened before this run): 50 s long as far as known.
     await limiter.acquire('catalog_write');
     limiter.release('catalog_write', { limit: 450, remaining: 440, resetAt: clock.now() + 50_000 });
-    expect(limiter.timeFor('catalog_write', 440)).toBe(0);
+    expect(msFor(440)).toBe(0);
     // 440 now, 450 after the reset, 450 a window later.
-    expect(limiter.timeFor('catalog_write', 1_340)).toBe(100_000);
+    expect(msFor(1_340)).toBe(100_000);
     clock.advance(20_000);
-    expect(limiter.timeFor('catalog_write', 1_340)).toBe(80_000);
+    expect(msFor(1_340)).toBe(80_000);
     // The next window, seen from its start: 60 s long.
     clock.advance(31_000);
     await limiter.acquire('catalog_write');
     limiter.release('catalog_write', { limit: 450, remaining: 449, resetAt: clock.now() + 60_000 });
-    expect(limiter.timeFor('catalog_write', 1_349)).toBe(120_000);
+    expect(msFor(1_349)).toBe(120_000);
     // Its reset passed with nothing sent: a new window opens with the next request.
     clock.advance(61_000);
-    expect(limiter.timeFor('catalog_write', 450)).toBe(0);
-    expect(limiter.timeFor('catalog_write', 451)).toBe(60_000);
+    expect(msFor(450)).toBe(0);
+    expect(msFor(451)).toBe(60_000);
   });
 
   it('by the rate_limits setting (a sliding window), and the slower of the two when both limit the family', async () => {
     const clock = fakeClock();
     const limiter = new RateLimiter({ audience_users: { requests: 10, windowMs: 1_000 } }, clock.now, clock.sleep);
+    const msFor = (requests: number): number | undefined => limiter.timeFor('audience_users', requests)?.ms;
     for (let i = 0; i < 4; i++) {
       await limiter.acquire('audience_users');
       limiter.release('audience_users');
       clock.advance(100);
     }
     // 6 left in the window that the first send (400 ms ago) opened; then 10 a second.
-    expect(limiter.timeFor('audience_users', 6)).toBe(0);
-    expect(limiter.timeFor('audience_users', 26)).toBe(1_600);
+    expect(msFor(6)).toBe(0);
+    expect(msFor(26)).toBe(1_600);
     await limiter.acquire('audience_users');
     limiter.release('audience_users', { limit: 5, remaining: 0, resetAt: clock.now() + 30_000 });
-    expect(limiter.timeFor('audience_users', 5)).toBe(30_000);
+    expect(msFor(5)).toBe(30_000);
+  });
+
+  it('says when the limits set the pace: once a request of the family has waited for one', async () => {
+    const clock = fakeClock();
+    const limiter = new RateLimiter({}, clock.now, clock.sleep);
+    await limiter.acquire('catalog_write');
+    limiter.release('catalog_write', { limit: 2, remaining: 1, resetAt: clock.now() + 60_000 });
+    await limiter.acquire('catalog_write');
+    limiter.release('catalog_write', { limit: 2, remaining: 0, resetAt: clock.now() + 60_000 });
+    expect(limiter.timeFor('catalog_write', 3)).toEqual({ ms: 120_000, paced: false });
+    await limiter.acquire('catalog_write');
+    expect(clock.sleeps.length).toBe(1);
+    expect(limiter.timeFor('catalog_write', 3)?.paced).toBe(true);
+    expect(limiter.timeFor('catalog_read', 3)).toBeUndefined();
   });
 });
-

@@ -90,23 +90,32 @@ describe('the ETA and rows per second on progress log lines', () => {
 });
 
 describe('the ETA of an upload the rate limits pace', () => {
-  it('is no less than its requests left take at the limits; the pace alone where they say nothing, and 0 once all is sent', () => {
-    const upload = (limited: number | undefined, sent = 250): RunCounters => ({ ...counters(), phase: 'uploading', toSend: 1_000, sent, limitedTimeLeft: () => limited });
-    // A quarter sent in 10 s (a window's burst): 30 s left at that pace, 95 s at the limit.
-    expect(phaseEtaSeconds(upload(95_000), 10_000)).toBe(95);
-    expect(phaseEtaSeconds(upload(2_000), 10_000)).toBe(30);
-    expect(phaseEtaSeconds(upload(undefined), 10_000)).toBe(30);
+  it('is the time its requests left take at the limits once they held one, else no less than that; the pace alone where they say nothing, 0 once all is sent', () => {
+    const upload = (ms: number | undefined, paced: boolean, sent = 250): RunCounters => ({
+      ...counters(),
+      phase: 'uploading',
+      toSend: 1_000,
+      sent,
+      limitedTimeLeft: () => (ms === undefined ? undefined : { ms, paced }),
+    });
+    // A quarter sent in 10 s: 30 s left at that pace. The limits not reached yet: the slower.
+    expect(phaseEtaSeconds(upload(95_000, false), 10_000)).toBe(95);
+    expect(phaseEtaSeconds(upload(2_000, false), 10_000)).toBe(30);
+    expect(phaseEtaSeconds(upload(undefined, false), 10_000)).toBe(30);
+    // The limits have held a request: bursts and waits, the pace says nothing; the limits' time.
+    expect(phaseEtaSeconds(upload(2_000, true), 10_000)).toBe(2);
+    expect(phaseEtaSeconds(upload(95_000, true), 10_000)).toBe(95);
     // Nothing acknowledged yet: the limits' time alone.
-    expect(phaseEtaSeconds(upload(61_400, 0), 3_000)).toBe(61);
-    expect(phaseEtaSeconds(upload(5_000, 1_000), 10_000)).toBe(0);
+    expect(phaseEtaSeconds(upload(61_400, false, 0), 3_000)).toBe(61);
+    expect(phaseEtaSeconds(upload(5_000, true, 1_000), 10_000)).toBe(0);
     // Other phases have no requests paced.
-    expect(phaseEtaSeconds({ ...counters(), bytesTotal: 100, bytesRead: 50, limitedTimeLeft: () => 95_000 }, 10_000)).toBe(10);
+    expect(phaseEtaSeconds({ ...counters(), bytesTotal: 100, bytesRead: 50, limitedTimeLeft: () => ({ ms: 95_000, paced: true }) }, 10_000)).toBe(10);
   });
 
   it('on the log line and the bar', () => {
     const lines: Record<string, unknown>[] = [];
     const logger = { info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
-    const run: RunCounters = { ...counters(), phase: 'uploading', toSend: 1_000, sent: 250, limitedTimeLeft: () => 754_000 };
+    const run: RunCounters = { ...counters(), phase: 'uploading', toSend: 1_000, sent: 250, limitedTimeLeft: () => ({ ms: 754_000, paced: true }) };
     const r = new LogProgress(logger, 10_000).start('shop', run, 'run-1');
     vi.advanceTimersByTime(10_000);
     r.stop();
