@@ -102,12 +102,8 @@ export function phaseEtaSeconds(c: RunCounters, elapsedMs: number): number | und
   return limited.paced ? atLimits : Math.max(byPace ?? 0, atLimits);
 }
 
-/** Time left in a phase, from its share done so far: '12s', '3m05s', '1h02m'; '-' while unknown. */
-export function etaText(fractionDone: number | undefined, elapsedMs: number): string {
-  return formatEta(etaSeconds(fractionDone, elapsedMs));
-}
-
-function formatEta(seconds: number | undefined): string {
+/** Time left in a phase, as the bar shows it: '12s', '3m05s', '1h02m'; '-' while unknown. */
+export function formatEta(seconds: number | undefined): string {
   if (seconds === undefined) return '-';
   if (seconds < 60) return `${seconds}s`;
   if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;

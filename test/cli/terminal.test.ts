@@ -9,7 +9,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { Terminal } from '@xterm/headless';
 import { describe, expect, it, vi } from 'vitest';
-import { etaText } from '../../src/jobs/progress.js';
+import { etaSeconds, formatEta } from '../../src/jobs/progress.js';
 import { TerminalOutput } from '../../src/logging/terminal-output.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { forgetSecrets, registerSecrets } from '../../src/logging/secrets.js';
@@ -297,6 +297,7 @@ describe('in a terminal', () => {
   });
 
   it('the ETA of a phase comes from its share done so far, and is "-" while that is unknown', () => {
+    const etaText = (fractionDone: number | undefined, elapsedMs: number): string => formatEta(etaSeconds(fractionDone, elapsedMs));
     expect(etaText(undefined, 5_000)).toBe('-');
     expect(etaText(0, 5_000)).toBe('-');
     expect(etaText(0.5, 10_000)).toBe('10s');
