@@ -15,6 +15,7 @@ import { CallStoppedError } from '../api/errors.js';
 import { whyRetryingStopped } from '../api/retry.js';
 import type { AdsApiClient } from '../api/client.js';
 import type { EndpointFamily } from '../api/rate-limiter.js';
+import { usersFamily } from '../api/resources/audiences.js';
 import type { RunKind } from '../state/store.js';
 import { sendAlert, shouldAlert } from './alerts.js';
 import { acquireLock, lockHeldSince } from './job-lock.js';
@@ -79,7 +80,7 @@ async function alertOn(job: Job, finished: RunSummary, logger: Logger, lostLock?
 
 /** The endpoint family of a job's upload: its rate limit paces the upload. */
 function uploadFamily(job: Job): EndpointFamily {
-  return job.kind === 'catalog' ? 'catalog_write' : job.kind === 'custom_audience' ? 'audience_users' : 'do_not_reach_users';
+  return job.kind === 'catalog' ? 'catalog_write' : usersFamily(job);
 }
 
 /**

@@ -30,7 +30,8 @@ export function usersPath(target: AudienceTarget): string {
     : `/12/batch/accounts/${seg(target.accountId)}/do_not_reach_lists/${seg(target.doNotReachListId)}/users`;
 }
 
-export function usersFamily(target: AudienceTarget): EndpointFamily {
+/** The endpoint family of an audience's user batches: of a target, or of an audience job (the same kinds). */
+export function usersFamily(target: Pick<AudienceTarget, 'kind'>): EndpointFamily {
   return target.kind === 'custom_audience' ? 'audience_users' : 'do_not_reach_users';
 }
 
