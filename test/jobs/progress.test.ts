@@ -13,6 +13,12 @@ function counters(): RunCounters {
   return { phase: 'reading', rowsRead: 0, waitedMs: 0, bytesRead: 0, bytesTotal: undefined, listed: 0, toSend: 0, sent: 0, requests: () => 0, retries: () => 0, limitedTimeLeft: () => undefined };
 }
 
+/** A logger that keeps the fields of each line it is given (the progress lines). */
+function progressLog(): { lines: Record<string, unknown>[]; logger: Logger } {
+  const lines: Record<string, unknown>[] = [];
+  return { lines, logger: { info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger };
+}
+
 beforeEach(() => {
   vi.useFakeTimers();
 });
@@ -22,8 +28,7 @@ afterEach(() => {
 
 describe('LogProgress', () => {
   it('logs each run of several at once until that run stops, and nothing after', () => {
-    const lines: Record<string, unknown>[] = [];
-    const logger = { info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
+    const { lines, logger } = progressLog();
     const display = new LogProgress(logger, 1000);
     const a = display.start('a', counters(), 'run-a');
     const b = display.start('b', counters(), 'run-b');
@@ -43,8 +48,7 @@ describe('LogProgress', () => {
 
 describe('rows per second', () => {
   it('are counted on the monotonic clock: a wall clock stepped back an hour (NTP) mid-run changes nothing', () => {
-    const lines: Record<string, unknown>[] = [];
-    const logger = { info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
+    const { lines, logger } = progressLog();
     const run: RunCounters = { ...counters(), rowsRead: 0 };
     const r = new LogProgress(logger, 10_000).start('crm', run, 'run-1');
     run.rowsRead = 5_000;
@@ -59,8 +63,7 @@ describe('rows per second', () => {
 
 describe('the ETA and rows per second on progress log lines', () => {
   it("is the phase's own time left, counted from when the phase started: none while the share done is unknown; rows per second are the reading's", () => {
-    const lines: Record<string, unknown>[] = [];
-    const logger = { info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
+    const { lines, logger } = progressLog();
     const run: RunCounters = { ...counters(), bytesTotal: 1_000 };
     const r = new LogProgress(logger, 10_000).start('shop', run, 'run-1');
     run.bytesRead = 500;
@@ -113,8 +116,7 @@ describe('the ETA of an upload the rate limits pace', () => {
   });
 
   it('on the log line and the bar', () => {
-    const lines: Record<string, unknown>[] = [];
-    const logger = { info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
+    const { lines, logger } = progressLog();
     const run: RunCounters = { ...counters(), phase: 'uploading', toSend: 1_000, sent: 250, limitedTimeLeft: () => ({ ms: 754_000, paced: true }) };
     const r = new LogProgress(logger, 10_000).start('shop', run, 'run-1');
     vi.advanceTimersByTime(10_000);
@@ -130,8 +132,7 @@ describe('the ETA of an upload the rate limits pace', () => {
 
 describe('rows per second after the reading', () => {
   it("stop counting time when a run's upload starts, a planning too short to be seen or not; a backfill's go on, it reads as it uploads", () => {
-    const lines: Record<string, unknown>[] = [];
-    const logger = { info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
+    const { lines, logger } = progressLog();
     const run: RunCounters = { ...counters(), rowsRead: 1_000 };
     const backfill: RunCounters = { ...counters(), rowsRead: 1_000 };
     const display = new LogProgress(logger, 10_000);
@@ -212,8 +213,7 @@ describe('BarProgress', () => {
     run.stop();
     expect(lastLine(text())).toMatch(/\| 100\/400 sent \| 140 requests, 0 retries \| ETA \S+$/);
     // Off a terminal: `listed` on the lines of the listing phase only.
-    const lines: Record<string, unknown>[] = [];
-    const logger = { info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
+    const { lines, logger } = progressLog();
     const listing: RunCounters = { ...counters(), phase: 'listing', listed: 700 };
     const log = new LogProgress(logger, 1000).start('shop', listing, 'run-1');
     vi.advanceTimersByTime(1000);
@@ -265,8 +265,7 @@ describe('BarProgress', () => {
     r.stop();
     expect(lastLine(text())).toMatch(/^crm finishing \|█{16}░{24}\| 40% \| 100 rows, 100 rows\/s \| 400\/1,000 sent \| 0 requests, 0 retries \| ETA -$/);
     // Off a terminal, the same shares.
-    const lines: Record<string, unknown>[] = [];
-    const logger = { info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
+    const { lines, logger } = progressLog();
     const log = new LogProgress(logger, 1000);
     const l1 = log.start('crm', backfill, 'run-b');
     const l2 = log.start('crm', run, 'run-r');
